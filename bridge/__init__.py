@@ -1,0 +1,22 @@
+"""tilebridge: cuTile Python kernels as cuTile Rust extensions.
+
+    import tilebridge as tb
+    ext = tb.build("my_kernels.py")            # translate, build (cached), install, import
+    ext.vector_add((n // 1024,), a, b, c, TILE=1024)
+    tb.check(ext, vector_add, grid, args)      # same inputs through cuTile Python, compared
+
+The pipeline, one module each: `codegen` (translation), `build` (maturin),
+`runtime` (loading and launching), `check` (cross-checks against cuTile Python).
+"""
+
+from __future__ import annotations
+
+from .codegen import translate
+from .errors import (ArgumentError, BuildError, CheckError, DeviceError, KernelCompileError, LaunchError,
+                     TilebridgeError, TranslationError)
+from .runtime import build, launch, load
+
+__version__ = "0.1.0"
+
+__all__ = ["translate", "build", "load", "launch", "TilebridgeError", "TranslationError", "BuildError",
+           "LaunchError", "ArgumentError", "KernelCompileError", "DeviceError", "CheckError"]

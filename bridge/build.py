@@ -1,0 +1,164 @@
+"""Build: translated crate -> abi3 wheel (maturin) -> installed, importable extension.
+
+A build folder is keyed by a hash of everything that goes into it (the generated
+sources, the runtime crate, the lock file), so an unchanged build is a no-op. The
+crate is written to a temporary folder and moved into place whole; the wheel is
+marked good only after maturin succeeds, so nothing half-built passes as good.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from . import toolchain
+from .codegen import CrateFiles, translate
+from .errors import BuildError
+
+REPO = Path(__file__).resolve().parent.parent
+RUNTIME_CRATE = REPO / "crates" / "tilebridge-runtime"
+LOCKFILE = REPO / "Cargo.lock"
+STAMP = "BUILD_OK"
+
+
+@dataclass
+class BuildResult:
+    module: str
+    crate_dir: Path
+    wheel: Path
+    key: str
+    rebuilt: bool
+
+
+def _runtime_sources() -> list[Path]:
+    if not RUNTIME_CRATE.is_dir():
+        raise BuildError(f"the tilebridge-runtime crate is missing at {RUNTIME_CRATE}; install tilebridge from "
+                         "a source checkout (pip install -e .)")
+    return sorted(p for p in RUNTIME_CRATE.rglob("*") if p.is_file() and "target" not in p.parts)
+
+
+def build_key(crate: CrateFiles) -> str:
+    h = hashlib.sha256()
+    for name in sorted(crate.files):
+        h.update(name.encode() + b"\0" + crate.files[name].encode() + b"\0")
+    for path in _runtime_sources() + ([LOCKFILE] if LOCKFILE.exists() else []):
+        h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def default_build_root() -> Path:
+    return Path(os.environ.get("TILEBRIDGE_BUILD_DIR", Path.home() / ".cache" / "tilebridge" / "builds"))
+
+
+def write_crate(crate: CrateFiles, crate_dir: Path, key: str) -> None:
+    """Writes the crate into `crate_dir` all at once (temporary folder, then rename)."""
+    crate_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{crate_dir.name}.", dir=crate_dir.parent))
+    try:
+        for name, text in crate.files.items():
+            if name == "tilebridge.json":
+                meta = json.loads(text)
+                meta["build_key"] = key
+                text = json.dumps(meta, indent=2, sort_keys=True) + "\n"
+            path = tmp / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        if LOCKFILE.exists():  # the same dependency versions as the runtime crate was tested with
+            shutil.copy(LOCKFILE, tmp / "Cargo.lock")
+        if crate_dir.exists():
+            shutil.rmtree(crate_dir)
+        tmp.rename(crate_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _run_streaming(cmd: list[str], env: Mapping[str, str], quiet: bool) -> None:
+    """Runs `cmd`, streaming its output to stderr; on failure raises BuildError with its tail."""
+    tail: deque[str] = deque(maxlen=80)
+    proc = subprocess.Popen(cmd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        tail.append(line)
+        if not quiet:
+            sys.stderr.write(line)
+    if proc.wait() != 0:
+        raise BuildError(f"`{' '.join(cmd[:3])} ...` failed (exit {proc.returncode}):\n" + "".join(tail))
+
+
+def build_crate(crate_dir: Path, *, quiet: bool = False) -> Path:
+    """Runs maturin on a written crate; returns the wheel."""
+    env = toolchain.build_env()
+    wheels = crate_dir / "wheels"
+    shutil.rmtree(wheels, ignore_errors=True)
+    cmd = [sys.executable, "-m", "maturin", "build", "--release", "--compatibility", "linux",
+           "--manifest-path", str(crate_dir / "Cargo.toml"), "--out", str(wheels)]
+    _run_streaming(cmd, env, quiet)
+    found = sorted(wheels.glob("*.whl"))
+    if len(found) != 1:
+        raise BuildError(f"maturin reported success but left {len(found)} wheels in {wheels}")
+    return found[0]
+
+
+def install_wheel(wheel: Path, *, quiet: bool = False) -> None:
+    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall", "--quiet", str(wheel)]
+    _run_streaming(cmd, os.environ, quiet)
+    importlib.invalidate_caches()
+
+
+def build(
+    target: Any,
+    *,
+    out_dir: str | Path | None = None,
+    module: str | None = None,
+    dtypes: Mapping[str, Sequence[Any]] | None = None,
+    install: bool = True,
+    quiet: bool = False,
+) -> BuildResult:
+    """Translates `target`, builds the wheel (unless an identical build exists) and installs it."""
+    crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE)
+    key = build_key(crate)
+    crate_dir = Path(out_dir) if out_dir is not None else default_build_root() / f"{crate.module}-{key}"
+    stamp = crate_dir / STAMP
+    wheel = Path(stamp.read_text().strip()) if stamp.exists() else None
+    fresh = wheel is not None and wheel.exists() and (crate_dir / "tilebridge.json").exists() and json.loads(
+        (crate_dir / "tilebridge.json").read_text()).get("build_key") == key
+    if not fresh:
+        if not quiet:
+            print(f"tilebridge: building {crate.module} in {crate_dir}", file=sys.stderr)
+        write_crate(crate, crate_dir, key)
+        wheel = build_crate(crate_dir, quiet=quiet)
+        stamp.write_text(str(wheel) + "\n")
+    assert wheel is not None
+    if install and installed_key(crate.module) != key:
+        install_wheel(wheel, quiet=quiet)
+    return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh)
+
+
+def installed_key(module: str) -> str | None:
+    """The build key of the installed extension `module`, if one is importable."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    ext = sys.modules.get(module) or importlib.import_module(module)
+    return json.loads(getattr(ext, "__tilebridge__", "{}")).get("build_key")
+
+
+def expected_key(target: Any, *, module: str | None = None,
+                 dtypes: Mapping[str, Sequence[Any]] | None = None) -> tuple[str, str]:
+    """(module name, build key) that building `target` would produce; needs no compiler."""
+    crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE)
+    return crate.module, build_key(crate)

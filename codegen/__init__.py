@@ -1,0 +1,44 @@
+"""tilebridge.codegen: cuTile Python kernels -> a Rust crate of cuTile Rust kernels and PyO3 launchers.
+
+The stages, each a module: `frontend` (kernel objects or files -> ASTs), `analysis`
+(-> the typed IR in `ir`), `emit` (-> crate files). `translate` runs all three.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from . import analysis, emit, frontend, ir
+from .emit import CrateFiles
+from .errors import TranslationError
+
+__all__ = ["translate", "CrateFiles", "TranslationError", "default_module_name"]
+
+
+def default_module_name(target: Any) -> str:
+    if isinstance(target, (str, Path)):
+        stem = Path(target).stem
+    else:
+        kernels = frontend.kernels_in(target)
+        stem = Path(kernels[0]._pyfunc.__code__.co_filename).stem if kernels else "kernels"
+    return "".join(c if c.isalnum() else "_" for c in stem) + "_rs"
+
+
+def translate(
+    target: Any,
+    *,
+    module: str | None = None,
+    dtypes: Mapping[str, Sequence[Any]] | None = None,
+    runtime_path: Path,
+) -> CrateFiles:
+    """Translates the kernels of `target` (kernel objects, a module or a file) into crate files.
+
+    `dtypes` states, per array parameter name, the dtypes the launcher is built for
+    (default: f32, f16, bf16). Raises `TranslationError` before anything is produced
+    if any kernel cannot be translated.
+    """
+    sources = frontend.load_all(target)
+    kernels = [analysis.analyze(src, dtypes) for src in sources]
+    source = sources[0].display_file if len({s.filename for s in sources}) == 1 else "several files"
+    return emit.render_crate(kernels, module or default_module_name(target), runtime_path, source)

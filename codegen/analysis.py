@@ -1,0 +1,1042 @@
+"""Analysis: a kernel's Python AST -> the typed kernel IR (`ir.KernelIR`).
+
+Every value gets a dtype and a shape (shapes in terms of ``ct.Constant``
+parameters), every implicit step of cuTile Python is made explicit (broadcasting,
+literal typing, keepdims, negative axes), and each array parameter is classified:
+read, or written one tile per block at the block's own index (a safe cutile
+partition). Anything else is a `TranslationError` naming file:line:column.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import typing
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import ir
+from .errors import TranslationError
+from .frontend import KernelSource
+
+DEFAULT_DTYPES = ("f32", "f16", "bf16")
+
+# cuTile Python dtype names -> cutile names.
+_DTYPE_NAMES = {
+    "float32": "f32",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float64": "f64",
+    "tfloat32": "tf32",
+    "int32": "i32",
+    "int64": "i64",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool_": "bool",
+    "float8_e4m3fn": "f8e4m3fn",
+    "float8_e5m2": "f8e5m2",
+}
+_FLOATS = {"f64": 3, "f32": 2, "tf32": 1, "f16": 1, "bf16": 1}
+
+_RUST_KEYWORDS = set(
+    "as break const continue crate else enum extern false fn for if impl in let loop match mod move mut "
+    "pub ref return self Self static struct super trait true type unsafe use where while async await dyn "
+    "abstract become box do final macro override priv typeof unsized virtual yield try".split()
+)
+
+_PADDING = {
+    "ZERO": None,  # the plain partition pads with zero
+    "UNDETERMINED": None,
+    "NEG_INF": "padding::NegInf",
+    "POS_INF": "padding::PosInf",
+    "NAN": "padding::Nan",
+    "NEG_ZERO": "padding::NegZero",
+}
+
+_UNARY_MATH = {
+    "exp": "exp({x})",
+    "log": "log({x})",
+    "log2": "log2({x})",
+    "sin": "sin({x})",
+    "cos": "cos({x})",
+    "tan": "tan({x})",
+    "sinh": "sinh({x})",
+    "cosh": "cosh({x})",
+    "tanh": "tanh({x})",
+    "floor": "floor({x})",
+    "ceil": "ceil({x})",
+}
+
+_REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min", "prod": "reduce_prod"}
+
+_RUST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/"}
+
+
+def rust_name(name: str) -> str:
+    return name + "_" if name in _RUST_KEYWORDS else name
+
+
+def dtype_name(obj: Any) -> str | None:
+    """The cutile name of a cuTile Python (or NumPy) dtype object, if it is one."""
+    name = getattr(obj, "name", None)
+    if isinstance(name, str) and type(obj).__name__ in ("DType", "dtype"):
+        return _DTYPE_NAMES.get(name, _DTYPE_NAMES.get(name + "_"))
+    if obj is float:
+        return "f32"
+    if obj is int:
+        return "i32"
+    return None
+
+
+def float_literal(value: float, dtype: str = "f32") -> ir.Lit:
+    if value != value:
+        return ir.Lit(f"{dtype}::NAN")
+    if value in (float("inf"), float("-inf")):
+        return ir.Lit(f"{dtype}::{'NEG_' if value < 0 else ''}INFINITY")
+    text = repr(float(value))
+    return ir.Lit(f"{text}{dtype}")
+
+
+# ---- values during analysis --------------------------------------------------------------
+
+
+@dataclass
+class Val:
+    """What a Python expression evaluates to at translation time."""
+
+    kind: str  # tile | scalar | const | array | dtype | static | tuple
+    type: ir.Type | None = None
+    expr: ir.Expr | None = None
+    py: Any = None  # const: the Python value; dtype: its name; static: the object; tuple: [Val]
+    dim: ir.Dim | None = None  # a scalar that may stand in a tile shape (a Constant parameter)
+    bid_axis: int | None = None  # this scalar is exactly ct.bid(axis)
+
+    @property
+    def shape(self) -> tuple[ir.Dim, ...]:
+        assert isinstance(self.type, ir.TileType)
+        return self.type.shape
+
+    @property
+    def dtype(self) -> str:
+        assert self.type is not None
+        return self.type.dtype
+
+
+@dataclass
+class _Binding:
+    val: Val
+    let: ir.Let | None
+    depth: int
+
+
+@dataclass
+class _ArrayUse:
+    loads: int = 0
+    stores: int = 0
+    other: int = 0
+
+
+class _DTypeUnion:
+    """Union-find over dtype classes (``$a``) of array parameters."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, d: str) -> str:
+        while d.startswith("$") and self.parent.get(d, d) != d:
+            d = self.parent[d]
+        return d
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+class Translator:
+    def __init__(self, src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None):
+        self.src = src
+        self.user_dtypes = dict(dtypes or {})
+        self.scopes: list[dict[str, _Binding]] = [{}]
+        self.params: list[ir.Param] = []
+        self.arrays: dict[str, ir.ArrayParam] = {}
+        self.union = _DTypeUnion()
+        self.partitions: dict[tuple, str] = {}
+        self.partition_lets: list[ir.Let] = []
+        self.used_names: set[str] = {n.id for n in ast.walk(src.func) if isinstance(n, ast.Name)}
+        self.used_names |= {a.arg for a in src.func.args.args}
+        self.unsafe_reasons: list[str] = []
+        self.lines: set[int] = set()
+        self.line = src.func.lineno
+        self.uses: dict[str, _ArrayUse] = {}
+        self.temps: set[str] = set()
+
+    # ---- errors and names ------------------------------------------------------------------
+
+    def error(self, node: ast.AST, message: str) -> TranslationError:
+        return TranslationError.at(self.src.display_file, node, message)
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 1
+        while name in self.used_names:
+            n += 1
+            name = f"{hint}_{n}"
+        self.used_names.add(name)
+        return name
+
+    # ---- entry -----------------------------------------------------------------------------
+
+    def run(self) -> ir.KernelIR:
+        fn = self.src.func
+        self._check_signature(fn)
+        self._params(fn)
+        self._scan_array_uses(fn)
+        body: list[ir.Stmt] = []
+        self._block(fn.body, body, docstring_ok=True)
+        for p in self.arrays.values():
+            if p.rank == 0:
+                raise self.error(fn, f"array parameter '{p.name}' is never loaded or stored")
+        classes, names = self._dtype_classes()
+        for p in self.arrays.values():
+            p.dtype = names[p.dtype]
+        resolved = [_resolve_stmt(s, names) for s in self.partition_lets + body]
+        safety = ir.SafetyNote(safe=not self.unsafe_reasons, reasons=list(dict.fromkeys(self.unsafe_reasons)))
+        return ir.KernelIR(
+            name=self.src.name,
+            file=self.src.display_file,
+            line=fn.lineno,
+            signature=self.src.line_text(fn.lineno),
+            params=self.params,
+            dtype_classes=classes,
+            body=resolved,
+            line_text={n: self.src.line_text(n) for n in sorted(self.lines | {fn.lineno})},
+            safety=safety,
+            options=dict(self.src.options),
+        )
+
+    def _check_signature(self, fn: ast.FunctionDef) -> None:
+        a = fn.args
+        for bad, what in ((a.vararg, "*args"), (a.kwarg, "**kwargs")):
+            if bad is not None:
+                raise self.error(bad, f"kernel parameters cannot use {what}")
+        if a.kwonlyargs or a.posonlyargs or a.defaults:
+            raise self.error(fn, "kernel parameters must be plain positional parameters without defaults")
+
+    def _eval_static(self, node: ast.expr) -> Any:
+        """Evaluates a name/attribute/subscript chain against the kernel's globals."""
+        if isinstance(node, ast.Name):
+            if node.id in self.src.globals:
+                return self.src.globals[node.id]
+            if hasattr(builtins, node.id):
+                return getattr(builtins, node.id)
+            raise self.error(node, "unknown name")
+        if isinstance(node, ast.Attribute):
+            base = self._eval_static(node.value)
+            try:
+                return getattr(base, node.attr)
+            except AttributeError:
+                raise self.error(node, "unknown attribute") from None
+        if isinstance(node, ast.Subscript):
+            base = self._eval_static(node.value)
+            index = self._eval_static(node.slice)
+            return base[index]
+        if isinstance(node, ast.Constant):
+            return node.value
+        raise self.error(node, "expected a name")
+
+    def _params(self, fn: ast.FunctionDef) -> None:
+        for arg in fn.args.args:
+            name = arg.arg
+            ann = self._eval_static(arg.annotation) if arg.annotation is not None else None
+            meta = typing.get_args(ann)[1:] if typing.get_origin(ann) is typing.Annotated else ()
+            base = typing.get_args(ann)[0] if meta else ann
+            is_const = any(type(m).__name__ == "ConstantAnnotation" for m in meta)
+            scalar_meta = next((m for m in meta if type(m).__name__ == "ScalarAnnotation"), None)
+            rname = rust_name(name)
+            if is_const:
+                kind = {int: "i32", bool: "bool"}.get(base)
+                if kind is None:
+                    raise self.error(arg, f"ct.Constant[{getattr(base, '__name__', base)}] is not supported yet; "
+                                          "cutile const generics are i32 or bool")
+                param = ir.ConstParam(name, kind)
+                val = Val("scalar", ir.ScalarType(kind), ir.Var(rname), dim=name if kind == "i32" else None)
+            elif scalar_meta is not None or base in (int, float):
+                dtype = dtype_name(scalar_meta.dtype) if scalar_meta is not None else dtype_name(base)
+                if dtype not in ("i32", "i64", "f32"):
+                    raise self.error(arg, f"scalar parameters of dtype {dtype} are not supported yet")
+                param = ir.ScalarParam(name, dtype)
+                val = Val("scalar", ir.ScalarType(dtype), ir.Var(rname))
+            elif ann is None or getattr(ann, "__name__", None) == "Array":
+                param = ir.ArrayParam(name, rank=0, dtype=f"${name}")
+                self.arrays[name] = param
+                val = Val("array", py=name, expr=ir.Var(rname))
+            else:
+                raise self.error(arg, "unsupported parameter annotation")
+            self.params.append(param)
+            self.scopes[0][name] = _Binding(val, None, 0)
+
+    def _scan_array_uses(self, fn: ast.FunctionDef) -> None:
+        """How each array parameter is used, to decide which ones are safe outputs."""
+        self.uses = {name: _ArrayUse() for name in self.arrays}
+        counted: set[int] = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+                target = node.args[0].id
+                fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
+                if target in self.uses and fname in ("load", "store"):
+                    setattr(self.uses[target], fname + "s", getattr(self.uses[target], fname + "s") + 1)
+                    counted.add(id(node.args[0]))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr == "dtype":
+                counted.add(id(node.value))
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and node.id in self.uses and id(node) not in counted:
+                if isinstance(node.ctx, ast.Load):
+                    self.uses[node.id].other += 1
+
+    # ---- dtype classes ----------------------------------------------------------------------
+
+    def _dtype_classes(self) -> tuple[list[ir.DTypeClass], dict[str, str]]:
+        """Groups the arrays whose dtypes the kernel ties together; one Rust type parameter each."""
+        roots: dict[str, list[str]] = {}
+        for name in self.arrays:
+            roots.setdefault(self.union.find(f"${name}"), []).append(name)
+        classes = []
+        names: dict[str, str] = {}
+        for i, members in enumerate(roots.values()):
+            rust = "E" if len(roots) == 1 else f"E{i}"
+            allowed: list[str] | None = None
+            for m in members:
+                if m in self.user_dtypes:
+                    stated = [_cutile_dtype(d) for d in self.user_dtypes[m]]
+                    allowed = stated if allowed is None else [d for d in allowed if d in stated]
+            if allowed == []:
+                raise TranslationError(f"{self.src.display_file}: the dtypes stated for {', '.join(members)} "
+                                       "have nothing in common, but the kernel ties these arrays together")
+            classes.append(ir.DTypeClass(rust, members, list(DEFAULT_DTYPES) if allowed is None else allowed))
+            names.update({f"${m}": rust for m in members})
+        return classes, _Resolver(names, self.union)
+
+    # ---- statements -------------------------------------------------------------------------
+
+    @property
+    def depth(self) -> int:
+        return len(self.scopes) - 1
+
+    def lookup(self, name: str) -> _Binding | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def _block(self, stmts: list[ast.stmt], out: list[ir.Stmt], docstring_ok: bool = False) -> None:
+        for i, node in enumerate(stmts):
+            self.line = node.lineno
+            self.lines.add(node.lineno)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
+                    node.value.value, str) and i == 0 and docstring_ok:
+                continue
+            self._stmt(node, out)
+
+    def _stmt(self, node: ast.stmt, out: list[ir.Stmt]) -> None:
+        if isinstance(node, ast.Assign):
+            if len(node.targets) != 1:
+                raise self.error(node, "chained assignment is not supported")
+            self._assign(node.targets[0], node.value, out)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self._assign(node.target, node.value, out)
+        elif isinstance(node, ast.AugAssign):
+            target = ast.Name(id=node.target.id, ctx=ast.Load()) if isinstance(node.target, ast.Name) else None
+            if target is None:
+                raise self.error(node, "augmented assignment to this target is not supported")
+            ast.copy_location(target, node.target)
+            value = ast.copy_location(ast.BinOp(left=target, op=node.op, right=node.value), node)
+            self._assign(node.target, value, out)
+        elif isinstance(node, ast.Expr):
+            val = self.expr(node.value, out)
+            if val.kind in ("tile", "scalar") and val.expr is not None:
+                out.append(ir.Do(val.expr, node.lineno))
+        elif isinstance(node, ast.For):
+            self._for(node, out)
+        elif isinstance(node, ast.Pass):
+            pass
+        elif isinstance(node, ast.Return) and node.value is None and self.depth == 0 and node is self.src.func.body[-1]:
+            pass
+        else:
+            raise self.error(node, f"{type(node).__name__} statements are not supported yet")
+
+    def _assign(self, target: ast.expr, value: ast.expr, out: list[ir.Stmt]) -> None:
+        if isinstance(target, ast.Tuple):
+            if not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
+                raise self.error(target, "tuple assignment needs a tuple of the same length on the right")
+            vals = [self.expr(v, out, hint=t.id if isinstance(t, ast.Name) else "v")
+                    for t, v in zip(target.elts, value.elts)]
+            for t, v in zip(target.elts, vals):
+                self._bind(t, v, out)
+            return
+        self._bind(target, self.expr(value, out, hint=target.id if isinstance(target, ast.Name) else "v"), out)
+
+    def _bind(self, target: ast.expr, val: Val, out: list[ir.Stmt]) -> None:
+        if not isinstance(target, ast.Name):
+            raise self.error(target, "assignment to this target is not supported")
+        name = target.id
+        prev = self.lookup(name)
+        if val.kind not in ("tile", "scalar"):
+            if prev is not None and prev.val.kind in ("tile", "scalar"):
+                raise self.error(target, "rebinding a runtime value to a compile-time value is not supported")
+            self.scopes[-1][name] = _Binding(val, None, self.depth)
+            return
+        rname = rust_name(name)
+        if prev is not None and prev.let is not None and prev.depth < self.depth:
+            self._check_carried(target, prev, val)
+            # Assigned inside a loop, defined outside: a loop-carried `let mut`.
+            prev.let.mutable = True
+            out.append(ir.Assign(rname, val.expr, target.lineno))
+            prev.val = replace(prev.val, bid_axis=None)
+            return
+        if prev is not None and prev.let is None and prev.val.kind in ("array", "scalar"):
+            raise self.error(target, f"assigning to the parameter '{name}' is not supported")
+        last = out[-1] if out else None
+        if isinstance(last, ir.Let) and last.name in self.temps and val.expr == ir.Var(last.name):
+            # The value was just bound to a temporary: give that binding the Python name.
+            self.temps.discard(last.name)
+            last.name, last.line, let = rname, target.lineno, last
+        else:
+            let = ir.Let(rname, val.type, val.expr, target.lineno)
+            out.append(let)
+        self.scopes[-1][name] = _Binding(
+            Val(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis), let, self.depth)
+
+    def _check_carried(self, target: ast.Name, prev: _Binding, val: Val) -> None:
+        if prev.val.type != val.type:
+            raise self.error(target, f"'{target.id}' changes type inside the loop "
+                                     f"({_show(prev.val.type)} -> {_show(val.type)})")
+
+    def _for(self, node: ast.For, out: list[ir.Stmt]) -> None:
+        if node.orelse:
+            raise self.error(node, "for-else is not supported")
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "loop targets must be a single name")
+        it = node.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and not it.keywords and 1 <= len(it.args) <= 3):
+            raise self.error(it, "only `for ... in range(...)` loops are supported")
+        bounds = [self._i32(self.expr(a, out), a) for a in it.args]
+        start, stop, step = (ir.Lit("0i32"), bounds[0], None) if len(bounds) == 1 else (
+            bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
+        if step is not None and isinstance(step, ir.Lit) and step.text == "1i32":
+            step = None
+        var = rust_name(node.target.id)
+        body: list[ir.Stmt] = []
+        self.scopes.append({node.target.id: _Binding(Val("scalar", ir.ScalarType("i32"), ir.Var(var)), None, self.depth + 1)})
+        self._block(node.body, body)
+        self.scopes.pop()
+        out.append(ir.For(var, start, stop, step, body, node.lineno))
+
+    # ---- expressions ------------------------------------------------------------------------
+
+    def expr(self, node: ast.expr, out: list[ir.Stmt], hint: str = "v") -> Val:
+        self.lines.add(getattr(node, "lineno", self.line))
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (bool, int, float)):
+                return Val("const", py=node.value)
+            raise self.error(node, "this literal is not supported in kernels")
+        if isinstance(node, ast.Name):
+            b = self.lookup(node.id)
+            if b is not None:
+                return b.val
+            return self._static(self._eval_static(node), node)
+        if isinstance(node, ast.Tuple):
+            return Val("tuple", py=[self.expr(e, out, hint) for e in node.elts])
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, out)
+        if isinstance(node, ast.BinOp):
+            return self._binop(node, self.expr(node.left, out, hint), self.expr(node.right, out, hint), out, hint)
+        if isinstance(node, ast.UnaryOp):
+            return self._unary(node, self.expr(node.operand, out, hint), out, hint)
+        if isinstance(node, ast.Call):
+            return self._call(node, out, hint)
+        raise self.error(node, f"{type(node).__name__} expressions are not supported yet")
+
+    def _static(self, obj: Any, node: ast.AST) -> Val:
+        if isinstance(obj, (bool, int, float)):
+            return Val("const", py=obj)
+        d = dtype_name(obj)
+        if d is not None and obj not in (int, float):
+            return Val("dtype", py=d)
+        return Val("static", py=obj)
+
+    def _attribute(self, node: ast.Attribute, out: list[ir.Stmt]) -> Val:
+        base = self.expr(node.value, out)
+        if base.kind == "static":
+            try:
+                return self._static(getattr(base.py, node.attr), node)
+            except AttributeError:
+                raise self.error(node, "unknown attribute") from None
+        if node.attr == "dtype" and base.kind in ("array", "tile"):
+            return Val("dtype", py=f"${base.py}" if base.kind == "array" else base.dtype)
+        if node.attr == "shape" and base.kind == "tile":
+            return Val("tuple", py=[self._dim_val(d) for d in base.shape])
+        raise self.error(node, f"attribute '.{node.attr}' of a {base.kind} is not supported yet")
+
+    def _dim_val(self, d: ir.Dim) -> Val:
+        if isinstance(d, int):
+            return Val("const", py=d)
+        return Val("scalar", ir.ScalarType("i32"), ir.Var(rust_name(d)), dim=d)
+
+    # -- conversions --
+
+    def _i32(self, val: Val, node: ast.AST) -> ir.Expr:
+        if val.kind == "const" and isinstance(val.py, int) and not isinstance(val.py, bool):
+            return ir.Lit(f"{val.py}i32")
+        if val.kind == "scalar" and val.dtype == "i32":
+            return val.expr
+        raise self.error(node, "expected an i32 scalar (an index, a bound or a count)")
+
+    def _int_const(self, val: Val, node: ast.AST) -> int:
+        if val.kind == "const" and isinstance(val.py, int) and not isinstance(val.py, bool):
+            return val.py
+        raise self.error(node, "expected an integer constant")
+
+    def _dims(self, node: ast.expr, out: list[ir.Stmt]) -> tuple[ir.Dim, ...]:
+        val = self.expr(node, out)
+        items = val.py if val.kind == "tuple" else [val]
+        dims: list[ir.Dim] = []
+        for item in items:
+            if item.kind == "const" and isinstance(item.py, int) and item.py > 0:
+                dims.append(item.py)
+            elif item.kind == "scalar" and item.dim is not None:
+                dims.append(item.dim)
+                self._mark_tile_dim(item.dim)
+            else:
+                raise self.error(node, "tile shapes must be made of positive integer literals and ct.Constant[int] "
+                                       "parameters")
+        return tuple(dims)
+
+    def _mark_tile_dim(self, name: str) -> None:
+        for p in self.params:
+            if isinstance(p, ir.ConstParam) and p.name == name:
+                p.tile_dim = True
+
+    def _dtype_arg(self, node: ast.expr, out: list[ir.Stmt]) -> str:
+        val = self.expr(node, out)
+        if val.kind == "dtype":
+            return val.py
+        if val.kind == "static" and val.py in (int, float):
+            return dtype_name(val.py)
+        raise self.error(node, "expected a dtype (ct.float32, ..., or an array's .dtype)")
+
+    def _bind_temp(self, out: list[ir.Stmt], hint: str, type_: ir.Type, value: ir.Expr) -> Val:
+        name = self.fresh(hint)
+        self.temps.add(name)
+        out.append(ir.Let(name, type_, value, self.line))
+        return Val("tile" if isinstance(type_, ir.TileType) else "scalar", type_, ir.Var(name))
+
+    def _convert(self, val: Val, dtype: str, out: list[ir.Stmt], hint: str) -> Val:
+        if self.union.find(val.dtype) == self.union.find(dtype):
+            return val
+        return self._bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
+
+    def _splat(self, val: Val, dtype: str, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str,
+               node: ast.AST) -> Val:
+        """A compile-time or scalar value as a tile of `dtype` and `shape`."""
+        if val.kind == "const":
+            concrete = dtype if dtype in _FLOATS or dtype in ("i32", "i64") else "f32"
+            if concrete in ("f16", "bf16", "tf32"):
+                concrete = "f32"
+            if concrete in _FLOATS:
+                lit = float_literal(float(val.py), concrete)
+            else:
+                if isinstance(val.py, float):
+                    raise self.error(node, "a float literal cannot combine with an integer tile")
+                lit = ir.Lit(f"{int(val.py)}{concrete}")
+            tile = Val("tile", ir.TileType(concrete, shape), ir.Call("broadcast_scalar", (lit, ir.Shape(shape))))
+            if concrete != dtype:
+                tile = self._bind_temp(out, hint, tile.type, tile.expr)
+                return self._convert(tile, dtype, out, hint)
+            return tile
+        if val.kind == "scalar":
+            tile = Val("tile", ir.TileType(val.dtype, shape), ir.Call("broadcast_scalar", (val.expr, ir.Shape(shape))))
+            if val.dtype != dtype:
+                if val.dtype not in _FLOATS or dtype not in _FLOATS and not dtype.startswith("$"):
+                    raise self.error(node, f"a {val.dtype} scalar cannot combine with a {dtype} tile")
+                tile = self._bind_temp(out, hint, tile.type, tile.expr)
+                return self._convert(tile, dtype, out, hint)
+            return tile
+        raise self.error(node, f"a {val.kind} cannot be used as a tile operand")
+
+    def _broadcast(self, val: Val, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str) -> Val:
+        if val.shape == shape:
+            return val
+        if isinstance(val.expr, ir.Var):
+            hint = f"{val.expr.name}_bcast"
+        if len(val.shape) < len(shape):
+            padded = (1,) * (len(shape) - len(val.shape)) + val.shape
+            val = self._bind_temp(out, hint, ir.TileType(val.dtype, padded), ir.Method(val.expr, "reshape", (ir.Shape(padded),)))
+            if padded == shape:
+                return val
+        return self._bind_temp(out, hint, ir.TileType(val.dtype, shape), ir.Method(val.expr, "broadcast", (ir.Shape(shape),)))
+
+    def _broadcast_shape(self, a: tuple, b: tuple, node: ast.AST) -> tuple:
+        n = max(len(a), len(b))
+        a = (1,) * (n - len(a)) + a
+        b = (1,) * (n - len(b)) + b
+        shape = []
+        for x, y in zip(a, b):
+            if x == y or y == 1:
+                shape.append(x)
+            elif x == 1:
+                shape.append(y)
+            else:
+                raise self.error(node, f"tile shapes {a} and {b} do not broadcast")
+        return tuple(shape)
+
+    def _common_dtype(self, a: str, b: str, node: ast.AST) -> str:
+        ra, rb = self.union.find(a), self.union.find(b)
+        if ra == rb:
+            return a
+        if ra.startswith("$") and rb.startswith("$"):
+            # Two arrays' dtypes meet in one operation: cuTile Python requires (or promotes to)
+            # one dtype, so the launcher will require them to be equal.
+            self.union.union(ra, rb)
+            return a
+        if ra.startswith("$") or rb.startswith("$"):
+            raise self.error(node, f"this mixes a tile of an array's dtype with a {rb if ra.startswith('$') else ra} tile; "
+                                   "make the dtypes explicit with .astype()")
+        if ra in _FLOATS and rb in _FLOATS and _FLOATS[ra] != _FLOATS[rb]:
+            return ra if _FLOATS[ra] > _FLOATS[rb] else rb
+        raise self.error(node, f"mixed dtypes {ra} and {rb}; cast one operand with .astype()")
+
+    # -- operators --
+
+    def _binop(self, node: ast.BinOp, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
+        op = _RUST_OPS.get(type(node.op))
+        if op is None:
+            raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
+        if lhs.kind == "const" and rhs.kind == "const":
+            return Val("const", py=_fold(node.op, lhs.py, rhs.py))
+        if "tile" in (lhs.kind, rhs.kind):
+            return self._tile_binop(node, op, lhs, rhs, out, hint)
+        return self._scalar_binop(node, op, lhs, rhs)
+
+    def _scalar_binop(self, node: ast.BinOp, op: str, lhs: Val, rhs: Val) -> Val:
+        dtype = lhs.dtype if lhs.kind == "scalar" else rhs.dtype
+        if isinstance(node.op, ast.Div) and dtype in ("i32", "i64"):
+            raise self.error(node, "true division of integers is not supported yet; use //")
+        if isinstance(node.op, ast.FloorDiv) and dtype not in ("i32", "i64"):
+            raise self.error(node, "floor division of floats is not supported yet")
+
+        def operand(v: Val) -> ir.Expr:
+            if v.kind == "scalar":
+                if v.dtype != dtype:
+                    raise self.error(node, f"mixed scalar dtypes {lhs.dtype} and {rhs.dtype}")
+                return v.expr
+            if v.kind == "const":
+                return float_literal(v.py, dtype) if dtype in _FLOATS else ir.Lit(f"{int(v.py)}{dtype}")
+            raise self.error(node, f"a {v.kind} cannot be used in scalar arithmetic")
+
+        # cutile's integer `/` rounds toward negative infinity, which is Python's `//`.
+        return Val("scalar", ir.ScalarType(dtype), ir.Binary(op, operand(lhs), operand(rhs)))
+
+    def _tile_binop(self, node: ast.BinOp, op: str, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
+        if isinstance(node.op, ast.FloorDiv):
+            raise self.error(node, "// on tiles is not supported yet")
+        tiles = [v for v in (lhs, rhs) if v.kind == "tile"]
+        dtype = tiles[0].dtype if len(tiles) == 1 else self._common_dtype(lhs.dtype, rhs.dtype, node)
+        shape = tiles[0].shape if len(tiles) == 1 else self._broadcast_shape(lhs.shape, rhs.shape, node)
+        if isinstance(node.op, ast.Div) and self.union.find(dtype) in ("i32", "i64"):
+            raise self.error(node, "true division of integer tiles is not supported yet")
+        operands = []
+        for v in (lhs, rhs):
+            if v.kind == "tile":
+                v = self._broadcast(self._convert(v, dtype, out, hint), shape, out, hint)
+            else:
+                v = self._splat(v, dtype, shape, out, hint, node)
+            operands.append(v.expr)
+        return Val("tile", ir.TileType(dtype, shape), ir.Binary(op, operands[0], operands[1]))
+
+    def _unary(self, node: ast.UnaryOp, val: Val, out: list[ir.Stmt], hint: str) -> Val:
+        if isinstance(node.op, ast.UAdd):
+            return val
+        if not isinstance(node.op, ast.USub):
+            raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
+        if val.kind == "const":
+            return Val("const", py=-val.py)
+        if val.kind == "tile":
+            if self.union.find(val.dtype) in ("i32", "i64"):
+                return Val("tile", val.type, ir.Call("negi", (val.expr, ir.Lit("overflow::None"))))
+            return Val("tile", val.type, ir.Call("negf", (val.expr,)))
+        if val.kind == "scalar":
+            zero = ir.Lit("0.0f32") if val.dtype == "f32" else ir.Lit(f"0{val.dtype}")
+            return Val("scalar", val.type, ir.Binary("-", zero, val.expr))
+        raise self.error(node, f"cannot negate a {val.kind}")
+
+    # -- calls --
+
+    def _call(self, node: ast.Call, out: list[ir.Stmt], hint: str) -> Val:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            recv = self.expr(func.value, out, hint)
+            if recv.kind == "tile":
+                return self._tile_method(node, recv, func.attr, out, hint)
+            if recv.kind != "static":
+                raise self.error(node, f"method '{func.attr}' of a {recv.kind} is not supported")
+            try:
+                target = getattr(recv.py, func.attr)
+            except AttributeError:
+                raise self.error(func, "unknown function") from None
+        else:
+            target = self._eval_static(func) if self.lookup(func.id) is None else None  # type: ignore[union-attr]
+        module = getattr(target, "__module__", "") or ""
+        name = getattr(target, "__name__", None)
+        if module.startswith("cuda.tile") and name:
+            handler = getattr(self, f"_ct_{name}", None)
+            if handler is None:
+                raise self.error(node, f"ct.{name} is not supported yet")
+            return handler(node, out, hint)
+        if target in (min, max):
+            raise self.error(node, "builtin min/max are not supported yet")
+        if callable(target):
+            raise self.error(node, "calls to helper functions are not supported yet")
+        raise self.error(node, "this call is not supported")
+
+    def _args(self, node: ast.Call, names: list[str], required: int) -> dict[str, ast.expr]:
+        """Binds a call's arguments to parameter names, as Python would."""
+        bound: dict[str, ast.expr] = {}
+        if len(node.args) > len(names):
+            raise self.error(node, "too many arguments")
+        for n, a in zip(names, node.args):
+            bound[n] = a
+        for kw in node.keywords:
+            if kw.arg not in names:
+                raise self.error(node, f"unsupported keyword argument '{kw.arg}'")
+            bound[kw.arg] = kw.value
+        for n in names[:required]:
+            if n not in bound:
+                raise self.error(node, f"missing argument '{n}'")
+        return bound
+
+    def _tile_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str) -> Val:
+        val = self.expr(node, out, hint)
+        if val.kind != "tile":
+            raise self.error(node, "expected a tile")
+        return val
+
+    def _array_arg(self, node: ast.expr, out: list[ir.Stmt]) -> ir.ArrayParam:
+        val = self.expr(node, out)
+        if val.kind != "array":
+            raise self.error(node, "expected an array parameter")
+        return self.arrays[val.py]
+
+    def _set_rank(self, array: ir.ArrayParam, rank: int, node: ast.AST) -> None:
+        if array.rank and array.rank != rank:
+            raise self.error(node, f"array '{array.name}' is used with rank {rank} here and {array.rank} elsewhere")
+        array.rank = rank
+
+    def _partition(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None) -> ir.Expr:
+        key = (array.name, shape, padding)
+        if key not in self.partitions:
+            name = self.fresh(f"{rust_name(array.name)}_part")
+            source = ir.Var(rust_name(array.name))
+            if padding is None:
+                value: ir.Expr = ir.Method(source, "partition", (ir.Shape(shape),))
+            else:
+                value = ir.Unsafe(
+                    ir.Call("make_partition_view", (source, ir.Shape(shape), ir.Lit(padding), ir.Lit("dim_map::Identity"),
+                                                    ir.Call("get_tensor_token", (source,)))),
+                    reason=f"a read-only view of `{array.name}` that starts from the tensor's own ordering token",
+                )
+                self.unsafe_reasons.append(f"load from '{array.name}' padded with {padding.split('::')[1]} "
+                                           "(cutile's safe partition pads with zero only)")
+            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, self.line))
+            self.partitions[key] = name
+        return ir.Var(self.partitions[key])
+
+    def _ct_bid(self, node: ast.Call, out, hint) -> Val:
+        axis = self._int_const(self.expr(self._args(node, ["axis"], 1)["axis"], out), node)
+        if axis not in (0, 1, 2):
+            raise self.error(node, "ct.bid axis must be 0, 1 or 2")
+        return Val("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_tile_block_id"), str(axis)), bid_axis=axis)
+
+    def _ct_num_blocks(self, node: ast.Call, out, hint) -> Val:
+        axis = self._int_const(self.expr(self._args(node, ["axis"], 1)["axis"], out), node)
+        if axis not in (0, 1, 2):
+            raise self.error(node, "ct.num_blocks axis must be 0, 1 or 2")
+        return Val("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_num_tile_blocks"), str(axis)))
+
+    def _index(self, node: ast.expr, out: list[ir.Stmt]) -> list[Val]:
+        val = self.expr(node, out)
+        items = val.py if val.kind == "tuple" else [val]
+        for item in items:
+            self._i32(item, node)
+        return items
+
+    def _padding(self, node: ast.expr | None, out: list[ir.Stmt]) -> str | None:
+        if node is None:
+            return None
+        val = self.expr(node, out)
+        mode = getattr(val.py, "name", None) if val.kind == "static" else None
+        if mode not in _PADDING:
+            raise self.error(node, "expected a ct.PaddingMode")
+        return _PADDING[mode]
+
+    def _ct_load(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma"], 3)
+        for unsupported in ("order", "latency", "allow_tma"):
+            if unsupported in args:
+                raise self.error(node, f"ct.load(..., {unsupported}=...) is not supported yet")
+        array = self._array_arg(args["array"], out)
+        shape = self._dims(args["shape"], out)
+        index = self._index(args["index"], out)
+        if len(index) != len(shape):
+            raise self.error(node, "the index and the tile shape of ct.load differ in rank")
+        self._set_rank(array, len(shape), node)
+        part = self._partition(array, shape, self._padding(args.get("padding_mode"), out))
+        idx = ir.Index(tuple(self._i32(i, node) for i in index))
+        return Val("tile", ir.TileType(f"${array.name}", shape), ir.Method(part, "load", (idx,)))
+
+    def _ct_store(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
+        for unsupported in ("order", "latency", "allow_tma"):
+            if unsupported in args:
+                raise self.error(node, f"ct.store(..., {unsupported}=...) is not supported yet")
+        array = self._array_arg(args["array"], out)
+        index = self._index(args["index"], out)
+        tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
+        if tile.kind != "tile":
+            raise self.error(args["tile"], "ct.store of a scalar is not supported yet; store a tile")
+        if len(index) != len(tile.shape):
+            raise self.error(node, "the index and the tile of ct.store differ in rank")
+        if self.union.find(tile.dtype) != self.union.find(f"${array.name}"):
+            td = self.union.find(tile.dtype)
+            if td.startswith("$"):
+                self.union.union(f"${array.name}", td)
+            else:
+                raise self.error(args["tile"], f"storing a {td} tile into '{array.name}', whose dtype the caller "
+                                               f"chooses; cast it with .astype({array.name}.dtype)")
+        self._set_rank(array, len(index), node)
+        reason = self._unsafe_store_reason(array, index)
+        if reason is not None:
+            raise self.error(node, f"this store needs cutile's unchecked output path, which is not supported yet "
+                                   f"({reason})")
+        array.written = True
+        array.tile = tile.shape
+        for d in tile.shape:
+            if isinstance(d, str):
+                self._mark_tile_dim(d)
+        return Val("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
+
+    def _unsafe_store_reason(self, array: ir.ArrayParam, index: list[Val]) -> str | None:
+        """None when a store is one tile per block at the block's own index: a safe partition."""
+        use = self.uses[array.name]
+        if use.stores != 1:
+            return f"'{array.name}' is stored more than once"
+        if use.loads or use.other:
+            return f"'{array.name}' is also read"
+        if self.depth != 0:
+            return "the store is inside a loop"
+        if len(index) > 3:
+            return f"'{array.name}' has rank {len(index)}; checked outputs are at most rank 3"
+        for axis, item in enumerate(index):
+            if item.bid_axis == axis or (item.kind == "const" and item.py == 0):
+                continue
+            return f"index component {axis} is not ct.bid({axis})"
+        return None
+
+    def _ct_astype(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "dtype"], 2)
+        return self._astype(self._tile_arg(args["x"], out, hint), self._dtype_arg(args["dtype"], out), out, hint)
+
+    def _astype(self, val: Val, dtype: str, out: list[ir.Stmt], hint: str) -> Val:
+        return self._convert(val, dtype, out, hint)
+
+    def _tile_method(self, node: ast.Call, recv: Val, name: str, out, hint) -> Val:
+        if name == "astype":
+            if len(node.args) != 1 or node.keywords:
+                raise self.error(node, "astype takes one dtype")
+            return self._astype(recv, self._dtype_arg(node.args[0], out), out, hint)
+        if name == "reshape":
+            shape = self._dims(node.args[0] if len(node.args) == 1 else ast.Tuple(elts=node.args), out)
+            return self._bind_temp(out, hint, ir.TileType(recv.dtype, shape), ir.Method(recv.expr, "reshape", (ir.Shape(shape),)))
+        raise self.error(node, f"tile method '.{name}()' is not supported yet")
+
+    def _float_tile(self, node: ast.expr, out, hint) -> Val:
+        val = self._tile_arg(node, out, hint)
+        if self.union.find(val.dtype) in ("i32", "i64", "bool"):
+            raise self.error(node, "expected a floating-point tile")
+        return val
+
+    def _unary_math(self, name: str):
+        def handler(node: ast.Call, out, hint) -> Val:
+            args = self._args(node, ["x"], 1)
+            x = self._float_tile(args["x"], out, hint)
+            return Val("tile", x.type, ir.Call(name, (x.expr,)))
+        return handler
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("_ct_") and attr[4:] in _UNARY_MATH:
+            return self._unary_math(attr[4:])
+        if attr.startswith("_ct_") and attr[4:] in _REDUCTIONS:
+            return lambda node, out, hint: self._reduce(node, _REDUCTIONS[attr[4:]], out, hint)
+        raise AttributeError(attr)
+
+    def _ftz(self, node: ast.expr | None, out) -> str:
+        if node is None:
+            return "ftz::Disabled"
+        val = self.expr(node, out)
+        if val.kind != "const" or not isinstance(val.py, bool):
+            raise self.error(node, "flush_to_zero must be True or False")
+        return "ftz::Enabled" if val.py else "ftz::Disabled"
+
+    def _ct_exp2(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "flush_to_zero"], 1)
+        x = self._float_tile(args["x"], out, hint)
+        return Val("tile", x.type, ir.Call("exp2", (x.expr, ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
+
+    def _ct_sqrt(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "flush_to_zero"], 1)
+        x = self._float_tile(args["x"], out, hint)
+        return Val("tile", x.type, ir.Call("sqrt", (x.expr, ir.Lit("rounding::NearestEven"),
+                                                    ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
+
+    def _ct_rsqrt(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "flush_to_zero"], 1)
+        x = self._float_tile(args["x"], out, hint)
+        return Val("tile", x.type, ir.Call("rsqrt", (x.expr, ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
+
+    def _reduce(self, node: ast.Call, func: str, out, hint) -> Val:
+        args = self._args(node, ["x", "axis", "keepdims"], 1)
+        x = self._tile_arg(args["x"], out, hint)
+        rank = len(x.shape)
+        axis_val = self.expr(args["axis"], out) if "axis" in args else Val("const", py=None)
+        keep = self.expr(args["keepdims"], out).py if "keepdims" in args else False
+        axes = list(range(rank)) if axis_val.py is None else (
+            [self._int_const(a, node) for a in axis_val.py] if axis_val.kind == "tuple" else [self._int_const(axis_val, node)])
+        axes = sorted({a + rank if a < 0 else a for a in axes}, reverse=True)
+        if any(not 0 <= a < rank for a in axes):
+            raise self.error(node, f"axis out of range for a rank-{rank} tile")
+        shape = list(x.shape)
+        cur = x
+        for a in axes:  # one axis at a time, highest first, so no shape needs a product of dims
+            del shape[a]
+            cur = self._bind_temp(out, hint, ir.TileType(x.dtype, tuple(shape)), ir.Call(func, (cur.expr, ir.Lit(f"{a}i32"))))
+        if keep:
+            kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+            cur = self._bind_temp(out, hint, ir.TileType(x.dtype, kept), ir.Method(cur.expr, "reshape", (ir.Shape(kept),)))
+        return cur
+
+    def _ct_full(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["shape", "fill_value", "dtype"], 3)
+        return self._filled(node, args["shape"], self.expr(args["fill_value"], out), args["dtype"], out, hint)
+
+    def _ct_zeros(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["shape", "dtype"], 2)
+        return self._filled(node, args["shape"], Val("const", py=0), args["dtype"], out, hint)
+
+    def _ct_ones(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["shape", "dtype"], 2)
+        return self._filled(node, args["shape"], Val("const", py=1), args["dtype"], out, hint)
+
+    def _filled(self, node, shape_node, fill: Val, dtype_node, out, hint) -> Val:
+        shape = self._dims(shape_node, out)
+        dtype = self._dtype_arg(dtype_node, out)
+        if fill.kind == "const" and dtype in ("f32", "i32", "i64", "f64"):
+            lit = float_literal(float(fill.py), dtype) if dtype in _FLOATS else ir.Lit(f"{int(fill.py)}{dtype}")
+            return self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("constant", (lit, ir.Shape(shape))))
+        tile = self._splat(fill, dtype, shape, out, hint, node)
+        if isinstance(tile.expr, ir.Var):
+            return tile
+        return self._bind_temp(out, hint, tile.type, tile.expr)
+
+    def _ct_mma(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "y", "acc"], 3)
+        a, b, acc = (self._tile_arg(args[k], out, hint) for k in ("x", "y", "acc"))
+        if len(a.shape) != 2 or len(b.shape) != 2 or len(acc.shape) != 2:
+            raise self.error(node, "only 2-D ct.mma is supported yet")
+        if a.shape[1] != b.shape[0] or acc.shape != (a.shape[0], b.shape[1]):
+            raise self.error(node, f"ct.mma shapes do not match: {a.shape} x {b.shape} -> {acc.shape}")
+        self._common_dtype(a.dtype, b.dtype, node)
+        return Val("tile", acc.type, ir.Call("mma", (a.expr, b.expr, acc.expr)))
+
+    def _ct_num_tiles(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "axis", "shape"], 3)
+        array = self._array_arg(args["array"], out)
+        shape = self._dims(args["shape"], out)
+        axis = self._int_const(self.expr(args["axis"], out), node)
+        self._set_rank(array, len(shape), node)
+        if axis < 0:
+            axis += len(shape)
+        part = self._partition(array, shape, None)
+        return Val("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))))
+
+    def _ct_cdiv(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["a", "b"], 2)
+        a, b = self.expr(args["a"], out), self.expr(args["b"], out)
+        if a.kind == "const" and b.kind == "const":
+            return Val("const", py=-(-a.py // b.py))
+        return Val("scalar", ir.ScalarType("i32"), ir.Call("ceil_div", (self._i32(a, node), self._i32(b, node))))
+
+
+class _Resolver(dict):
+    """Maps every dtype class variable to its Rust type parameter."""
+
+    def __init__(self, names: dict[str, str], union: _DTypeUnion):
+        super().__init__(names)
+        self.union = union
+
+    def __missing__(self, key: str) -> str:
+        if key.startswith("$"):
+            root = self.union.find(key)
+            return self[root] if root != key else key
+        return key
+
+
+def _cutile_dtype(d: Any) -> str:
+    if isinstance(d, str):
+        return _DTYPE_NAMES.get(d, d.replace("torch.", ""))
+    name = dtype_name(d)
+    if name is None:
+        name = str(d).replace("torch.", "")
+        name = _DTYPE_NAMES.get(name, name)
+    return name
+
+
+def _fold(op: ast.operator, a: Any, b: Any) -> Any:
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.Div):
+        return a / b
+    if isinstance(op, ast.FloorDiv):
+        return a // b
+    raise TypeError(op)
+
+
+def _show(t: ir.Type | None) -> str:
+    if isinstance(t, ir.TileType):
+        return f"tile {t.dtype}{list(t.shape)}"
+    if isinstance(t, ir.ScalarType):
+        return t.dtype
+    return "?"
+
+
+def _resolve_type(t: ir.Type | None, names: dict[str, str]) -> ir.Type | None:
+    if isinstance(t, (ir.TileType, ir.PartitionType, ir.ScalarType)):
+        return replace(t, dtype=names[t.dtype])
+    return t
+
+
+def _resolve_stmt(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
+    if isinstance(s, ir.Let):
+        s.type = _resolve_type(s.type, names)
+    elif isinstance(s, ir.For):
+        s.body = [_resolve_stmt(b, names) for b in s.body]
+    return s
+
+
+def analyze(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None) -> ir.KernelIR:
+    """Translates one kernel into the typed IR."""
+    return Translator(src, dtypes).run()

@@ -1,0 +1,321 @@
+"""Emit: typed kernel IR -> the files of a Rust crate, through Jinja2 templates.
+
+`render_crate` returns every file as text (nothing is written here): the
+`#[cutile::module]` kernel source, the PyO3 launchers, `Cargo.toml`,
+`pyproject.toml` and a `.pyi` stub. Rust files are passed through rustfmt when it
+is installed, so the output is rustfmt-clean either way it is read.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from . import ir
+from .analysis import rust_name
+
+CUTILE_VERSION = "0.5.0"
+PYO3_VERSION = "0.30"
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+_RUST_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "f64": "f64", "i32": "i32", "i64": "i64",
+               "i16": "i16", "i8": "i8", "u8": "u8", "bool": "bool"}
+_ELEM_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64", "i32": "I32", "i64": "I64",
+                  "i16": "I16", "i8": "I8", "u8": "U8", "bool": "Bool", "f8e4m3fn": "F8E4M3FN",
+                  "f8e5m2": "F8E5M2"}
+_PRECEDENCE = {"*": 3, "/": 3, "%": 3, "+": 2, "-": 2}
+
+
+# ---- Rust text of IR types and expressions -----------------------------------------------
+
+
+def dims(shape: tuple[ir.Dim, ...]) -> str:
+    return ", ".join(str(d) for d in shape)
+
+
+def rust_type(t: ir.Type) -> str:
+    if isinstance(t, ir.TileType):
+        return f"Tile<{t.dtype}, {{ [{dims(t.shape)}] }}>"
+    if isinstance(t, ir.PartitionType):
+        return f"Partition<{t.dtype}, {{ [{dims(t.shape)}] }}>"
+    return t.dtype
+
+
+def rust_expr(e: ir.Expr, parent_prec: int = 0, right: bool = False) -> str:
+    if isinstance(e, (ir.Lit,)):
+        return e.text
+    if isinstance(e, ir.Var):
+        return e.name
+    if isinstance(e, ir.Shape):
+        return f"const_shape![{dims(e.dims)}]"
+    if isinstance(e, ir.Call):
+        return f"{e.func}({', '.join(rust_expr(a) for a in e.args)})"
+    if isinstance(e, ir.Method):
+        return f"{rust_expr(e.recv, 9)}.{e.name}({', '.join(rust_expr(a) for a in e.args)})"
+    if isinstance(e, ir.Field):
+        return f"{rust_expr(e.recv, 9)}.{e.name}"
+    if isinstance(e, ir.Binary):
+        prec = _PRECEDENCE[e.op]
+        text = f"{rust_expr(e.lhs, prec)} {e.op} {rust_expr(e.rhs, prec, right=True)}"
+        return f"({text})" if prec < parent_prec or (right and prec == parent_prec) else text
+    if isinstance(e, ir.Index):
+        return f"[{', '.join(rust_expr(i) for i in e.items)}]"
+    if isinstance(e, ir.Ref):
+        return f"&{rust_expr(e.expr, 9)}"
+    if isinstance(e, ir.Unsafe):
+        return f"unsafe {{ {rust_expr(e.expr)} }}"
+    raise TypeError(e)
+
+
+def _unsafe_reason(e: ir.Expr) -> str | None:
+    return e.reason if isinstance(e, ir.Unsafe) else None
+
+
+class _BodyWriter:
+    """Statements as Rust lines, each group led by a comment naming its Python line."""
+
+    def __init__(self, kernel: ir.KernelIR):
+        self.kernel = kernel
+        self.lines: list[str] = []
+        self.last_line: int | None = None
+
+    def source_comment(self, line: int, indent: str) -> None:
+        if line != self.last_line:
+            text = self.kernel.line_text.get(line, "")
+            self.lines.append(f"{indent}// {self.kernel.file}:{line}: {text}".rstrip())
+            self.last_line = line
+
+    def stmts(self, stmts: list[ir.Stmt], indent: str) -> None:
+        for s in stmts:
+            self.source_comment(s.line, indent)
+            if isinstance(s, ir.Let):
+                reason = _unsafe_reason(s.value)
+                if reason:
+                    self.lines.append(f"{indent}// SAFETY: {reason}.")
+                mut = "mut " if s.mutable else ""
+                ty = f": {rust_type(s.type)}" if s.type is not None else ""
+                self.lines.append(f"{indent}let {mut}{s.name}{ty} = {rust_expr(s.value)};")
+            elif isinstance(s, ir.Assign):
+                self.lines.append(f"{indent}{s.name} = {rust_expr(s.value)};")
+            elif isinstance(s, ir.Do):
+                self.lines.append(f"{indent}{rust_expr(s.expr)};")
+            elif isinstance(s, ir.For):
+                rng = f"{rust_expr(s.start)}..{rust_expr(s.stop)}"
+                if s.step is not None:
+                    rng = f"({rng}).step_by({rust_expr(s.step)} as usize)"
+                self.lines.append(f"{indent}for {s.var} in {rng} {{")
+                self.stmts(s.body, indent + "    ")
+                self.lines.append(f"{indent}}}")
+                self.last_line = None
+
+
+# ---- per-kernel data for the templates -----------------------------------------------------
+
+
+def _entry(kernel: ir.KernelIR) -> dict:
+    generics = [f"{c.rust_name}: ElementType" for c in kernel.dtype_classes]
+    generics += [f"const {rust_name(c.name)}: {c.kind}" for c in kernel.consts]
+    params = []
+    for p in kernel.runtime_params:
+        if isinstance(p, ir.ArrayParam):
+            if p.written:
+                params.append(f"{rust_name(p.name)}: &mut Tensor<{p.dtype}, {{ [{dims(p.tile)}] }}>")
+            else:
+                params.append(f"{rust_name(p.name)}: &Tensor<{p.dtype}, {{ [{', '.join(['-1'] * p.rank)}] }}>")
+        else:
+            params.append(f"{rust_name(p.name)}: {p.dtype}")
+    body = _BodyWriter(kernel)
+    body.stmts(kernel.body, "        ")
+    return {
+        "name": kernel.name,
+        "doc": f"{kernel.file}:{kernel.line}: `{kernel.signature}`",
+        "generics": ", ".join(generics),
+        "params": params,
+        "body": body.lines,
+        "safety": kernel.safety,
+    }
+
+
+def _launcher(kernel: ir.KernelIR) -> dict:
+    """What the PyO3 launcher template needs, as Rust snippets."""
+    k = kernel.name
+    py_params = [p.name for p in kernel.runtime_params]
+    sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*(c.name for c in kernel.consts), "stream = None",
+                                                                  "sync = true"])
+    args = ["grid: &Bound<'py, PyAny>"]
+    for p in kernel.params:
+        if isinstance(p, ir.ArrayParam):
+            args.append(f"{rust_name(p.name)}: &Bound<'py, PyAny>")
+    for p in kernel.params:
+        if isinstance(p, ir.ScalarParam):
+            args.append(f"{rust_name(p.name)}: {p.dtype}")
+        elif isinstance(p, ir.ConstParam):
+            args.append(f"{rust_name(p.name)}: {p.kind}")
+    args += ["stream: Option<Bound<'py, PyAny>>", "sync: bool"]
+
+    admit = []
+    for p in kernel.arrays:
+        how = "output" if p.written else "input"
+        admit.append(f'let {rust_name(p.name)} = launch.{how}({rust_name(p.name)}, "{p.name}", {p.rank})?;')
+    checks = [f'check_tile_dim("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts if c.tile_dim]
+    classes = []
+    for c in kernel.dtype_classes:
+        members = ", ".join(f"&{rust_name(m)}" for m in c.arrays)
+        allowed = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in c.allowed)
+        classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
+    for p in kernel.arrays:
+        if p.written:
+            tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
+            checks.append(f"launch.check_tile_grid(&{rust_name(p.name)}, &[{tile}])?;")
+
+    # One monomorphization per combination of allowed dtypes.
+    combos: list[list[str]] = [[]]
+    for c in kernel.dtype_classes:
+        combos = [combo + [d] for combo in combos for d in c.allowed]
+    typed_args = ["launch"] + [rust_name(p.name) for p in kernel.params]
+    arms = []
+    for combo in combos:
+        pattern = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in combo)
+        types = ", ".join(_RUST_TYPES[d] for d in combo)
+        arms.append((f"({pattern})" if len(combo) > 1 else pattern, f"{k}_typed::<{types}>({', '.join(typed_args)})"))
+    scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
+    if len(kernel.dtype_classes) > 1:
+        scrutinee = f"({scrutinee})"
+
+    typed_params = ["launch: Launch<'_>"]
+    for p in kernel.params:
+        if isinstance(p, ir.ArrayParam):
+            typed_params.append(f"{rust_name(p.name)}: Array")
+        elif isinstance(p, ir.ScalarParam):
+            typed_params.append(f"{rust_name(p.name)}: {p.dtype}")
+        else:
+            typed_params.append(f"{rust_name(p.name)}: {p.kind}")
+    tensors = []
+    call_args = []
+    for p in kernel.runtime_params:
+        n = rust_name(p.name)
+        if isinstance(p, ir.ArrayParam):
+            mut = "mut " if p.written else ""
+            tensors.append(f"let {mut}{n} = {n}.tensor::<{p.dtype}>(launch.py, &context);")
+            if p.written:
+                # The tile sizes were checked positive (check_tile_dim) before this cast.
+                tile = ", ".join(f"{rust_name(d)} as usize" if isinstance(d, str) else str(d) for d in p.tile)
+                call_args.append(f"(&mut {n}).partition([{tile}])")
+            else:
+                call_args.append(f"&{n}")
+        else:
+            call_args.append(n)
+    generics = [f"{c.rust_name}::DTYPE.as_str().to_string()" for c in kernel.dtype_classes]
+    generics += [f"{rust_name(c.name)}.to_string()" for c in kernel.consts]
+    return {
+        "name": k,
+        "doc": f"Launches `{k}` ({kernel.file}:{kernel.line}) on the caller's stream.",
+        "signature": sig,
+        "args": args,
+        "admit": admit,
+        "classes": classes,
+        "checks": checks,
+        "scrutinee": scrutinee,
+        "arms": arms,
+        "class_names": [c.rust_name for c in kernel.dtype_classes],
+        "typed_params": typed_params,
+        "tensors": tensors,
+        "call": f"kernels::{k}({', '.join(call_args)})",
+        "generics": ", ".join(generics),
+    }
+
+
+def metadata(kernels: list[ir.KernelIR]) -> dict:
+    """What the Python side needs to map `ct.launch` arguments onto a launcher."""
+    out = {}
+    for k in kernels:
+        params = []
+        for p in k.params:
+            if isinstance(p, ir.ArrayParam):
+                params.append({"name": p.name, "kind": "array", "rank": p.rank, "written": p.written,
+                               "tile": list(p.tile) if p.tile else None, "dtype_class": p.dtype})
+            elif isinstance(p, ir.ScalarParam):
+                params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype})
+            else:
+                params.append({"name": p.name, "kind": "constant", "dtype": p.kind})
+        out[k.name] = {
+            "file": k.file,
+            "line": k.line,
+            "params": params,
+            "dtypes": {c.rust_name: c.allowed for c in k.dtype_classes},
+            "safe": k.safety.safe,
+            "unsafe_reasons": k.safety.reasons,
+        }
+    return out
+
+
+def _pyi_signature(kernel: ir.KernelIR) -> str:
+    parts = ["grid: Grid"]
+    for p in kernel.runtime_params:
+        parts.append(f"{p.name}: {'CudaArray' if isinstance(p, ir.ArrayParam) else _PY_SCALAR[p.dtype]}")
+    parts.append("*")
+    parts += [f"{c.name}: {'bool' if c.kind == 'bool' else 'int'}" for c in kernel.consts]
+    parts += ["stream: object | None = None", "sync: bool = True"]
+    return ", ".join(parts)
+
+
+_PY_SCALAR = {"i32": "int", "i64": "int", "f32": "float", "bool": "bool"}
+
+
+@dataclass
+class CrateFiles:
+    """A generated crate, as text, before anything is written."""
+
+    module: str
+    files: dict[str, str]  # relative path -> contents
+
+
+def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
+    meta = metadata(kernels)
+    ctx = {
+        "module": module,
+        "source": source,
+        "cutile_version": CUTILE_VERSION,
+        "pyo3_version": PYO3_VERSION,
+        "runtime_path": runtime_path.as_posix(),
+        "entries": [_entry(k) for k in kernels],
+        "launchers": [_launcher(k) for k in kernels],
+        "kernel_names": [k.name for k in kernels],
+        "metadata": json.dumps(meta, sort_keys=True),
+        "stubs": [{"name": k.name, "signature": _pyi_signature(k),
+                   "doc": f"Launches `{k.name}` ({k.file}:{k.line}); see the module docstring."} for k in kernels],
+    }
+    files = {
+        "Cargo.toml": _ENV.get_template("Cargo.toml.j2").render(ctx),
+        "pyproject.toml": _ENV.get_template("pyproject.toml.j2").render(ctx),
+        "src/tile_kernels.rs": rustfmt(_ENV.get_template("kernels.rs.j2").render(ctx)),
+        "src/lib.rs": rustfmt(_ENV.get_template("lib.rs.j2").render(ctx)),
+        f"{module}.pyi": _ENV.get_template("stub.pyi.j2").render(ctx),
+        "tilebridge.json": json.dumps({"module": module, "source": source, "kernels": meta}, indent=2,
+                                      sort_keys=True) + "\n",
+    }
+    return CrateFiles(module, files)
+
+
+def rustfmt(text: str) -> str:
+    """Formats Rust source with rustfmt (edition 2021) when it is on PATH."""
+    exe = shutil.which("rustfmt")
+    if exe is None:
+        return text
+    proc = subprocess.run([exe, "--edition", "2021", "--emit", "stdout", "--quiet"], input=text,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"rustfmt rejected generated code (a tilebridge bug):\n{proc.stderr}\n{text}")
+    return proc.stdout

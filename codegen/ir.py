@@ -1,0 +1,216 @@
+"""The typed kernel IR between analysis and emit.
+
+Plain data: a test can build one by hand. Types carry dtypes as strings: concrete
+cutile names (``f32``, ``f16``, ``bf16``, ``i32`` ...) or a dtype class of the
+kernel's arrays (``$a``: "the dtype of array parameter `a`"), resolved to a Rust
+type parameter at emit time. Tile shapes are tuples of ints and ``ct.Constant``
+parameter names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+Dim = Union[int, str]
+
+
+# ---- types -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TileType:
+    dtype: str
+    shape: tuple[Dim, ...]
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    dtype: str
+
+
+@dataclass(frozen=True)
+class PartitionType:
+    dtype: str
+    shape: tuple[Dim, ...]
+
+
+Type = Union[TileType, ScalarType, PartitionType]
+
+
+# ---- expressions -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lit:
+    text: str  # already Rust: `1024i32`, `0.5f32`, `true`
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True)
+class Shape:
+    dims: tuple[Dim, ...]  # `const_shape![..]`
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple["Expr", ...] = ()
+
+
+@dataclass(frozen=True)
+class Method:
+    recv: "Expr"
+    name: str
+    args: tuple["Expr", ...] = ()
+
+
+@dataclass(frozen=True)
+class Field:
+    recv: "Expr"
+    name: str
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str
+    lhs: "Expr"
+    rhs: "Expr"
+
+
+@dataclass(frozen=True)
+class Index:
+    items: tuple["Expr", ...]  # `[i, j]`
+
+
+@dataclass(frozen=True)
+class Ref:
+    expr: "Expr"
+
+
+@dataclass(frozen=True)
+class Unsafe:
+    expr: "Expr"
+    reason: str  # the SAFETY comment
+
+
+Expr = Union[Lit, Var, Shape, Call, Method, Field, Binary, Index, Ref, Unsafe]
+
+
+# ---- statements --------------------------------------------------------------------------
+
+
+@dataclass
+class Let:
+    name: str
+    type: Type | None
+    value: Expr
+    line: int
+    mutable: bool = False
+
+
+@dataclass
+class Assign:
+    name: str
+    value: Expr
+    line: int
+
+
+@dataclass
+class Do:
+    expr: Expr
+    line: int
+
+
+@dataclass
+class For:
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr | None
+    body: list["Stmt"]
+    line: int
+
+
+Stmt = Union[Let, Assign, Do, For]
+
+
+# ---- the kernel --------------------------------------------------------------------------
+
+
+@dataclass
+class ArrayParam:
+    name: str
+    rank: int
+    dtype: str  # the dtype class, `$name` before resolution
+    written: bool = False
+    # For a safe output: the tile every block stores at its own index.
+    tile: tuple[Dim, ...] | None = None
+
+
+@dataclass
+class ScalarParam:
+    name: str
+    dtype: str  # i32, i64, f32, bool
+
+
+@dataclass
+class ConstParam:
+    name: str
+    kind: str  # "i32" or "bool"
+    tile_dim: bool = False  # used as a tile dimension: must be a power of two
+
+
+Param = Union[ArrayParam, ScalarParam, ConstParam]
+
+
+@dataclass
+class DTypeClass:
+    """Arrays whose dtypes the kernel ties together: one Rust type parameter."""
+
+    rust_name: str
+    arrays: list[str]
+    allowed: list[str]  # cutile dtype names the launcher is built for
+
+
+@dataclass
+class SafetyNote:
+    safe: bool
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class KernelIR:
+    name: str
+    file: str  # display name of the source file
+    line: int  # the `def` line
+    signature: str  # the Python `def` line, for the doc comment
+    params: list[Param]
+    dtype_classes: list[DTypeClass]
+    body: list[Stmt]
+    line_text: dict[int, str]  # Python source of every line the body refers to
+    safety: SafetyNote
+    options: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def arrays(self) -> list[ArrayParam]:
+        return [p for p in self.params if isinstance(p, ArrayParam)]
+
+    @property
+    def consts(self) -> list[ConstParam]:
+        return [p for p in self.params if isinstance(p, ConstParam)]
+
+    @property
+    def runtime_params(self) -> list[Param]:
+        """The entry's value parameters, in Python order (constants become generics)."""
+        return [p for p in self.params if not isinstance(p, ConstParam)]
+
+    def class_of(self, dtype: str) -> DTypeClass | None:
+        for c in self.dtype_classes:
+            if dtype.startswith("$") and dtype[1:] in c.arrays:
+                return c
+        return None

@@ -1,0 +1,327 @@
+//! Device arrays from Python, zero-copy.
+//!
+//! A launcher argument becomes an [`Array`]: pointer, shape, strides (in elements),
+//! element type and device, plus a strong reference to the Python object that owns
+//! the memory. Three sources are understood, cheapest first:
+//! - torch tensors, read through their own accessors (`data_ptr()`, `stride()`, ...);
+//! - anything with `__cuda_array_interface__` (CuPy, Numba, ...);
+//! - objects that only speak DLPack are asked for their device, so that a host
+//!   array (NumPy) gets a clear "this is on the CPU" error.
+//!
+//! For the launch, [`Array::tensor`] wraps the memory in a cutile `Tensor` with
+//! `Tensor::from_foreign`, whose owner keeps the Python object alive.
+
+use std::sync::Arc;
+
+use cutile::cuda_async::device_buffer::DeviceAllocation;
+use cutile::cuda_core::Context;
+use cutile::prelude::DType;
+use cutile::tensor::Tensor;
+use cutile::DTypeId;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::error::argument;
+
+/// Element types a Python array can carry across, by their cutile names.
+pub type ElemType = DTypeId;
+
+/// A Rust element type a launcher can be monomorphized for.
+pub trait Element: DType {}
+impl<T: DType> Element for T {}
+
+/// Where an array's memory lives, as its owner reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framework {
+    Torch,
+    CudaArrayInterface,
+}
+
+/// A device array lent to one launch.
+#[derive(Debug)]
+pub struct Array {
+    /// The kernel parameter this array is bound to (for messages).
+    pub name: &'static str,
+    pub ptr: u64,
+    pub shape: Vec<i32>,
+    /// Strides in elements.
+    pub strides: Vec<i32>,
+    pub elem: ElemType,
+    pub device: usize,
+    pub readonly: bool,
+    pub framework: Framework,
+    owner: Py<PyAny>,
+}
+
+fn elem_from_torch(dtype: &str) -> Option<ElemType> {
+    Some(match dtype {
+        "torch.float32" => DTypeId::F32,
+        "torch.float16" => DTypeId::F16,
+        "torch.bfloat16" => DTypeId::BF16,
+        "torch.float64" => DTypeId::F64,
+        "torch.int32" => DTypeId::I32,
+        "torch.int64" => DTypeId::I64,
+        "torch.int16" => DTypeId::I16,
+        "torch.int8" => DTypeId::I8,
+        "torch.uint8" => DTypeId::U8,
+        "torch.bool" => DTypeId::Bool,
+        "torch.float8_e4m3fn" => DTypeId::F8E4M3FN,
+        "torch.float8_e5m2" => DTypeId::F8E5M2,
+        _ => return None,
+    })
+}
+
+fn elem_from_typestr(typestr: &str) -> Option<ElemType> {
+    // `<f4`, `|u1`, ...: byte order, kind, size. Only little-endian or not-applicable.
+    let rest = typestr.strip_prefix('<').or_else(|| typestr.strip_prefix('|'))?;
+    Some(match rest {
+        "f4" => DTypeId::F32,
+        "f2" => DTypeId::F16,
+        "f8" => DTypeId::F64,
+        "i4" => DTypeId::I32,
+        "i8" => DTypeId::I64,
+        "i2" => DTypeId::I16,
+        "i1" => DTypeId::I8,
+        "u1" => DTypeId::U8,
+        "b1" => DTypeId::Bool,
+        _ => return None,
+    })
+}
+
+fn to_i32(name: &str, what: &str, values: &[i64]) -> PyResult<Vec<i32>> {
+    values
+        .iter()
+        .map(|&v| {
+            i32::try_from(v).map_err(|_| {
+                argument(format!(
+                    "argument '{name}': {what} {values:?} do not fit in 32 bits; cutile indexes tensors with i32"
+                ))
+            })
+        })
+        .collect()
+}
+
+impl Array {
+    /// Reads `obj` as a device array bound to kernel parameter `name`.
+    pub fn from_py(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
+        let py = obj.py();
+        if obj.hasattr(intern!(py, "data_ptr"))? && obj.hasattr(intern!(py, "is_cuda"))? {
+            return Self::from_torch(obj, name);
+        }
+        if let Ok(cai) = obj.getattr(intern!(py, "__cuda_array_interface__")) {
+            return Self::from_cuda_array_interface(obj, &cai, name);
+        }
+        if let Ok(device) = obj.call_method0(intern!(py, "__dlpack_device__")) {
+            let (kind, _id): (i32, i64) = device.extract()?;
+            if kind == 1 || kind == 3 {
+                return Err(argument(format!(
+                    "argument '{name}' is a host (CPU) array; tilebridge launchers take CUDA device arrays \
+                     (e.g. torch.as_tensor(x, device='cuda') or cupy.asarray(x))"
+                )));
+            }
+            return Err(argument(format!(
+                "argument '{name}' is a DLPack array on device type {kind}; only CUDA arrays (type 2) are supported"
+            )));
+        }
+        Err(argument(format!(
+            "argument '{name}' must be a CUDA array (torch tensor, CuPy array, or any object with \
+             __cuda_array_interface__), got {}",
+            obj.get_type().name()?
+        )))
+    }
+
+    fn from_torch(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
+        let py = obj.py();
+        if !obj.getattr(intern!(py, "is_cuda"))?.extract::<bool>()? {
+            return Err(argument(format!(
+                "argument '{name}' is a CPU tensor; tilebridge launchers take CUDA tensors (call .cuda() first)"
+            )));
+        }
+        let dtype = obj.getattr(intern!(py, "dtype"))?.str()?.to_string();
+        let elem = elem_from_torch(&dtype).ok_or_else(|| {
+            argument(format!("argument '{name}' has dtype {dtype}, which cutile cannot take"))
+        })?;
+        let shape: Vec<i64> = obj.getattr(intern!(py, "shape"))?.extract()?;
+        let strides: Vec<i64> = obj.call_method0(intern!(py, "stride"))?.extract()?;
+        let ptr: u64 = obj.call_method0(intern!(py, "data_ptr"))?.extract()?;
+        let device: i64 = obj.call_method0(intern!(py, "get_device"))?.extract()?;
+        Self::checked(name, ptr, &shape, &strides, elem, device as usize, false, Framework::Torch, obj)
+    }
+
+    fn from_cuda_array_interface(
+        obj: &Bound<'_, PyAny>,
+        cai: &Bound<'_, PyAny>,
+        name: &'static str,
+    ) -> PyResult<Array> {
+        let py = obj.py();
+        let cai = cai.cast::<PyDict>().map_err(|_| {
+            argument(format!("argument '{name}': __cuda_array_interface__ is not a dict"))
+        })?;
+        let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
+            cai.get_item(key)?.ok_or_else(|| {
+                argument(format!("argument '{name}': __cuda_array_interface__ has no '{key}'"))
+            })
+        };
+        let typestr: String = get("typestr")?.extract()?;
+        let elem = elem_from_typestr(&typestr).ok_or_else(|| {
+            argument(format!("argument '{name}' has typestr {typestr:?}, which cutile cannot take"))
+        })?;
+        let shape: Vec<i64> = get("shape")?.extract()?;
+        let (ptr, readonly): (u64, bool) = get("data")?.extract()?;
+        let size = elem.size_in_bytes() as i64;
+        let strides: Vec<i64> = match cai.get_item("strides")? {
+            Some(s) if !s.is_none() => {
+                let bytes: Vec<i64> = s.extract()?;
+                if bytes.iter().any(|b| b % size != 0) {
+                    return Err(argument(format!(
+                        "argument '{name}': strides {bytes:?} (bytes) are not a multiple of the element size {size}"
+                    )));
+                }
+                bytes.iter().map(|b| b / size).collect()
+            }
+            _ => contiguous_strides(&shape),
+        };
+        // CuPy and Numba arrays name their device; other producers are taken to be on device 0.
+        let device = obj
+            .getattr(intern!(py, "device"))
+            .and_then(|d| d.getattr(intern!(py, "id")))
+            .and_then(|id| id.extract::<usize>())
+            .unwrap_or(0);
+        Self::checked(name, ptr, &shape, &strides, elem, device, readonly, Framework::CudaArrayInterface, obj)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn checked(
+        name: &'static str,
+        ptr: u64,
+        shape: &[i64],
+        strides: &[i64],
+        elem: ElemType,
+        device: usize,
+        readonly: bool,
+        framework: Framework,
+        obj: &Bound<'_, PyAny>,
+    ) -> PyResult<Array> {
+        if shape.len() != strides.len() {
+            return Err(argument(format!(
+                "argument '{name}': shape {shape:?} and strides {strides:?} differ in rank"
+            )));
+        }
+        if let Some(s) = strides.iter().find(|&&s| s < 0) {
+            return Err(argument(format!(
+                "argument '{name}' has a negative stride ({s}); pass a copy with non-negative strides"
+            )));
+        }
+        Ok(Array {
+            name,
+            ptr,
+            shape: to_i32(name, "shape", shape)?,
+            strides: to_i32(name, "strides", strides)?,
+            elem,
+            device,
+            readonly,
+            framework,
+            owner: obj.clone().unbind(),
+        })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Bytes from the base pointer to one past the last addressable element.
+    pub fn extent_bytes(&self) -> usize {
+        if self.shape.contains(&0) {
+            return 0;
+        }
+        let last: usize = self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .map(|(&n, &s)| (n as usize - 1) * s as usize)
+            .sum();
+        (last + 1) * self.elem.size_in_bytes()
+    }
+
+    /// True when the byte ranges of `self` and `other` intersect.
+    pub fn overlaps(&self, other: &Array) -> bool {
+        let (a0, a1) = (self.ptr, self.ptr + self.extent_bytes() as u64);
+        let (b0, b1) = (other.ptr, other.ptr + other.extent_bytes() as u64);
+        a0 < b1 && b0 < a1 && a0 != a1 && b0 != b1
+    }
+
+    /// Wraps the memory as a cutile tensor of element type `E`, without copying.
+    ///
+    /// The caller has checked that `E::DTYPE == self.elem`.
+    pub fn tensor<E: Element>(&self, py: Python<'_>, context: &Arc<Context>) -> Tensor<E> {
+        debug_assert_eq!(E::DTYPE, self.elem);
+        let memory = ForeignMemory {
+            ptr: self.ptr,
+            len: self.extent_bytes(),
+            context: context.clone(),
+            _owner: self.owner.clone_ref(py),
+        };
+        // SAFETY: `ForeignMemory` upholds `DeviceAllocation` (below). The temporal
+        // obligation of `from_foreign` (no conflicting access while the launch runs) is
+        // met by the launcher: outputs are checked not to overlap any other argument
+        // (`Launch::output`), and the launch runs on the stream the owner framework
+        // orders its own work on.
+        unsafe { Tensor::from_foreign(Arc::new(memory), self.shape.clone(), self.strides.clone()) }
+    }
+}
+
+fn contiguous_strides(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1].max(1);
+    }
+    strides
+}
+
+/// Device memory owned by a Python object, kept alive for as long as cutile holds it.
+struct ForeignMemory {
+    ptr: u64,
+    len: usize,
+    context: Arc<Context>,
+    _owner: Py<PyAny>,
+}
+
+// SAFETY: the pointer and length describe memory owned by `_owner`, a live Python
+// array object held by this value, so the memory stays allocated while it exists.
+// All three getters return fields that never change.
+unsafe impl DeviceAllocation for ForeignMemory {
+    fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn len_bytes(&self) -> usize {
+        self.len
+    }
+    fn context(&self) -> Arc<Context> {
+        self.context.clone()
+    }
+}
+
+/// The grid of a launch, as `ct.launch` takes it: an int or a tuple of 1 to 3 ints.
+pub fn grid_from_py(obj: &Bound<'_, PyAny>) -> PyResult<(u32, u32, u32)> {
+    let dims: Vec<i64> = if let Ok(n) = obj.extract::<i64>() {
+        vec![n]
+    } else if let Ok(t) = obj.cast::<PyTuple>() {
+        t.extract()?
+    } else {
+        obj.extract().map_err(|_| {
+            argument("grid must be an int or a tuple of 1 to 3 ints, as for ct.launch")
+        })?
+    };
+    if dims.is_empty() || dims.len() > 3 {
+        return Err(argument(format!("grid {dims:?} must have 1 to 3 dimensions")));
+    }
+    let mut grid = [1u32; 3];
+    for (slot, &d) in grid.iter_mut().zip(&dims) {
+        *slot = u32::try_from(d)
+            .ok()
+            .filter(|&d| d > 0)
+            .ok_or_else(|| argument(format!("grid {dims:?} must be made of positive ints")))?;
+    }
+    Ok((grid[0], grid[1], grid[2]))
+}

@@ -1,0 +1,37 @@
+//! Compile-only path: a kernel specialization to Tile IR, with no GPU and no driver.
+//!
+//! Generated extensions expose this as `_compile_only(...)`, which is how CPU-only CI
+//! proves that every translated kernel gets through cutile's frontend; `tileiras`
+//! then turns the bytecode into a cubin.
+
+use cutile::compile_api::KernelCompiler;
+use cutile::cutile_compiler::ast::Module;
+use pyo3::prelude::*;
+
+use crate::error::{error, Kind};
+
+/// Compiles `module::function` with `generics` (in declaration order) and the given
+/// static stride patterns (`-1` for a dynamic stride) for `target` (e.g. `sm_90`).
+/// Returns the Tile IR text and its bytecode.
+pub fn compile_only(
+    py: Python<'_>,
+    module_ast: fn() -> Module,
+    module: &str,
+    function: &str,
+    generics: Vec<String>,
+    strides: Vec<(String, Vec<i32>)>,
+    target: &str,
+) -> PyResult<(String, Vec<u8>)> {
+    let result = py.detach(|| {
+        let strides: Vec<(&str, &[i32])> =
+            strides.iter().map(|(name, s)| (name.as_str(), s.as_slice())).collect();
+        let artifacts = KernelCompiler::new(module_ast, module, function)
+            .generics(generics)
+            .strides(&strides)
+            .target(target)
+            .compile()?;
+        let bytecode = artifacts.bytecode()?;
+        Ok::<_, cutile::cutile_compiler::error::JITError>((artifacts.ir_text(), bytecode))
+    });
+    result.map_err(|e| error(Kind::Compile, format!("{module}::{function}: {e}")))
+}

@@ -1,0 +1,91 @@
+//! CUDA contexts and the caller's stream.
+//!
+//! torch, CuPy and cutile all work in each device's primary context, so one retained
+//! context per device serves every launch. Launches always go to the caller's stream
+//! (torch's or CuPy's current stream unless one is given), never to cutile's own pool
+//! streams, which do not order against the frameworks' work.
+
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use cutile::cuda_core::{Context, Stream};
+use pyo3::intern;
+use pyo3::prelude::*;
+
+use crate::array::Framework;
+use crate::error::{error, Kind};
+
+static CONTEXTS: Mutex<Vec<Option<Arc<Context>>>> = Mutex::new(Vec::new());
+
+/// The primary context of `device`, retained once per process.
+pub fn context(device: usize) -> PyResult<Arc<Context>> {
+    if !cutile::cuda_core::sys::is_cuda_driver_available() {
+        return Err(error(
+            Kind::Device,
+            "no CUDA driver on this machine (libcuda.so.1 could not be loaded): launching a kernel needs \
+             an NVIDIA GPU; translating and building do not",
+        ));
+    }
+    let mut contexts = CONTEXTS.lock().unwrap_or_else(|p| p.into_inner());
+    if contexts.len() <= device {
+        contexts.resize(device + 1, None);
+    }
+    if let Some(ctx) = &contexts[device] {
+        return Ok(ctx.clone());
+    }
+    let ctx = Context::new(device)
+        .map_err(|e| error(Kind::Device, format!("cannot open CUDA device {device}: {e}")))?;
+    contexts[device] = Some(ctx.clone());
+    Ok(ctx)
+}
+
+/// The raw `CUstream` to launch on: the explicit `stream` argument, else the current
+/// stream of the framework the arrays came from, else the legacy default stream.
+pub fn raw_stream(
+    py: Python<'_>,
+    explicit: Option<&Bound<'_, PyAny>>,
+    framework: Option<Framework>,
+    device: usize,
+) -> PyResult<usize> {
+    if let Some(s) = explicit {
+        if s.is_none() {
+            return raw_stream(py, None, framework, device);
+        }
+        if let Ok(ptr) = s.extract::<usize>() {
+            return Ok(ptr);
+        }
+        for attr in [intern!(py, "cuda_stream"), intern!(py, "ptr")] {
+            if let Ok(ptr) = s.getattr(attr).and_then(|p| p.extract::<usize>()) {
+                return Ok(ptr);
+            }
+        }
+        return Err(crate::error::argument(
+            "stream must be an int (a CUstream), a torch.cuda.Stream or a cupy.cuda.Stream",
+        ));
+    }
+    match framework {
+        Some(Framework::Torch) => {
+            let torch_c = py.import(intern!(py, "torch._C"))?;
+            torch_c
+                .call_method1(intern!(py, "_cuda_getCurrentRawStream"), (device,))?
+                .extract()
+        }
+        Some(Framework::CudaArrayInterface) => match py.import(intern!(py, "cupy")) {
+            Ok(cupy) => cupy
+                .getattr(intern!(py, "cuda"))?
+                .call_method0(intern!(py, "get_current_stream"))?
+                .getattr(intern!(py, "ptr"))?
+                .extract(),
+            Err(_) => Ok(0),
+        },
+        None => Ok(0),
+    }
+}
+
+/// Wraps a raw stream owned by the caller's framework.
+pub fn borrow_stream(raw: usize, context: &Arc<Context>) -> Arc<Stream> {
+    // SAFETY: `raw` is a live stream of `context`'s device handed in by the caller for
+    // this launch (or 0, the legacy default stream); the wrapper never destroys it and
+    // is dropped before the launcher returns.
+    unsafe { Stream::borrow_raw(raw as *mut c_void, context) }
+}

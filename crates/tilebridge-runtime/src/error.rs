@@ -1,0 +1,79 @@
+//! Python exceptions for launch-time failures.
+//!
+//! The classes live in the pure-Python package (`tilebridge.errors`) so that every
+//! generated extension raises the same types. If that package cannot be imported
+//! (an extension used on its own), the nearest built-in exception is raised instead.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+/// What went wrong, in the terms of `tilebridge.errors`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A wrong argument: dtype, rank, shape, device, strides, aliasing, grid.
+    Argument,
+    /// The JIT (Rust frontend or `tileiras`) rejected the kernel.
+    Compile,
+    /// No usable GPU or CUDA driver, or a CUDA driver call failed.
+    Device,
+    /// Anything else that failed while launching.
+    Launch,
+}
+
+impl Kind {
+    fn class_name(self) -> &'static str {
+        match self {
+            Kind::Argument => "ArgumentError",
+            Kind::Compile => "KernelCompileError",
+            Kind::Device => "DeviceError",
+            Kind::Launch => "LaunchError",
+        }
+    }
+}
+
+/// Builds the Python exception for `kind` with `message`.
+pub fn error(kind: Kind, message: impl Into<String>) -> PyErr {
+    let message = message.into();
+    Python::attach(|py| {
+        let class = py
+            .import("tilebridge.errors")
+            .and_then(|module| module.getattr(kind.class_name()))
+            .and_then(|class| class.cast_into::<PyType>().map_err(PyErr::from));
+        match class {
+            Ok(class) => PyErr::from_type(class, message),
+            Err(_) if kind == Kind::Argument => PyValueError::new_err(message),
+            Err(_) => PyRuntimeError::new_err(message),
+        }
+    })
+}
+
+/// Shorthand for an [`Kind::Argument`] error.
+pub fn argument(message: impl Into<String>) -> PyErr {
+    error(Kind::Argument, message)
+}
+
+/// Maps a cutile launch error to the matching exception, keeping cutile's whole message.
+pub fn from_device_error(kernel: &str, err: &cutile::cuda_async::error::DeviceError) -> PyErr {
+    use cutile::cuda_async::error::DeviceError as E;
+    let text = err.to_string();
+    let kind = match err {
+        E::Driver(_) | E::Context { .. } => Kind::Device,
+        _ if text.contains("JIT") || text.contains("tileiras") || text.contains("compile") => {
+            Kind::Compile
+        }
+        _ => Kind::Launch,
+    };
+    error(kind, format!("kernel `{kernel}`: {text}"))
+}
+
+/// Text of a caught panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}

@@ -1,0 +1,204 @@
+//! One launch of a generated kernel: argument checks, then submission on the caller's stream.
+//!
+//! A generated launcher creates a [`Launch`], admits every array through
+//! [`Launch::input`] / [`Launch::output`] (rank, device and aliasing checks), checks
+//! dtypes and the grid, builds the cutile op from borrowed tensors, and hands it to
+//! [`Launch::submit`]. Every check runs before cutile is called, so a wrong argument
+//! is a Python exception and never a panic; anything cutile still reports is mapped
+//! by [`crate::error`], and [`guard`] turns a stray panic into an exception too.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use cutile::cuda_async::device_operation::DeviceOp;
+use cutile::cuda_async::error::DeviceError;
+use cutile::cuda_core::Context;
+use pyo3::prelude::*;
+
+use crate::array::{grid_from_py, Array, ElemType, Framework};
+use crate::device;
+use crate::error::{argument, error, from_device_error, panic_message, Kind};
+
+/// The state of one launch while its arguments are checked.
+pub struct Launch<'py> {
+    pub py: Python<'py>,
+    pub kernel: &'static str,
+    pub grid: (u32, u32, u32),
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+    device: Option<usize>,
+    framework: Option<Framework>,
+    /// (parameter, first byte, end byte, written) of every admitted array.
+    spans: Vec<(&'static str, u64, u64, bool)>,
+}
+
+impl<'py> Launch<'py> {
+    pub fn new(
+        py: Python<'py>,
+        kernel: &'static str,
+        grid: &Bound<'py, PyAny>,
+        stream: Option<Bound<'py, PyAny>>,
+        sync: bool,
+    ) -> PyResult<Self> {
+        Ok(Launch {
+            py,
+            kernel,
+            grid: grid_from_py(grid)?,
+            stream,
+            sync,
+            device: None,
+            framework: None,
+            spans: Vec::new(),
+        })
+    }
+
+    /// Admits an array the kernel only reads.
+    pub fn input(&mut self, obj: &Bound<'py, PyAny>, name: &'static str, rank: usize) -> PyResult<Array> {
+        self.admit(Array::from_py(obj, name)?, rank, false)
+    }
+
+    /// Admits an array the kernel writes: it must be writable and overlap no other argument.
+    pub fn output(&mut self, obj: &Bound<'py, PyAny>, name: &'static str, rank: usize) -> PyResult<Array> {
+        let array = Array::from_py(obj, name)?;
+        if array.readonly {
+            return Err(argument(format!(
+                "argument '{name}' is read-only, but kernel `{}` writes it",
+                self.kernel
+            )));
+        }
+        self.admit(array, rank, true)
+    }
+
+    fn admit(&mut self, array: Array, rank: usize, write: bool) -> PyResult<Array> {
+        let name = array.name;
+        if array.rank() != rank {
+            return Err(argument(format!(
+                "argument '{name}' of kernel `{}` must have rank {rank}, got shape {:?}",
+                self.kernel, array.shape
+            )));
+        }
+        match self.device {
+            Some(d) if d != array.device => {
+                return Err(argument(format!(
+                    "argument '{name}' is on cuda:{}, but earlier arguments are on cuda:{d}; \
+                     all arrays of one launch must be on the same device",
+                    array.device
+                )))
+            }
+            _ => self.device = Some(array.device),
+        }
+        self.framework.get_or_insert(array.framework);
+        let (lo, hi) = (array.ptr, array.ptr + array.extent_bytes() as u64);
+        for &(other, olo, ohi, owrite) in &self.spans {
+            if (write || owrite) && lo < ohi && olo < hi {
+                let (written, seen) = if write { (name, other) } else { (other, name) };
+                return Err(argument(format!(
+                    "arguments '{written}' and '{seen}' of kernel `{}` share memory, and '{written}' is \
+                     written; an output must not alias any other argument",
+                    self.kernel
+                )));
+            }
+        }
+        self.spans.push((name, lo, hi, write));
+        Ok(array)
+    }
+
+    /// Checks that the arrays of one dtype class agree, and that their dtype is one
+    /// the extension was built for. Returns that dtype.
+    pub fn same_elem(&self, arrays: &[&Array], allowed: &[ElemType]) -> PyResult<ElemType> {
+        let first = arrays[0];
+        for a in &arrays[1..] {
+            if a.elem != first.elem {
+                return Err(argument(format!(
+                    "arguments '{}' ({}) and '{}' ({}) of kernel `{}` must have the same dtype",
+                    first.name,
+                    first.elem.as_str(),
+                    a.name,
+                    a.elem.as_str(),
+                    self.kernel
+                )));
+            }
+        }
+        if !allowed.contains(&first.elem) {
+            let names: Vec<&str> = allowed.iter().map(|e| e.as_str()).collect();
+            return Err(argument(format!(
+                "argument '{}' has dtype {}, but kernel `{}` was built for {}; rebuild with that dtype \
+                 listed for it",
+                first.name,
+                first.elem.as_str(),
+                self.kernel,
+                names.join(", ")
+            )));
+        }
+        Ok(first.elem)
+    }
+
+    /// An output written one tile per block fixes the grid: `cdiv(shape, tile)` per axis.
+    pub fn check_tile_grid(&self, out: &Array, tile: &[i32]) -> PyResult<()> {
+        let mut expected = [1u32; 3];
+        for (axis, (&n, &t)) in out.shape.iter().zip(tile).enumerate() {
+            expected[axis] = (n.max(0) as u32).div_ceil(t as u32);
+        }
+        let grid = [self.grid.0, self.grid.1, self.grid.2];
+        if grid != expected {
+            return Err(argument(format!(
+                "kernel `{}` writes one {tile:?} tile of '{}' (shape {:?}) per block, so its grid must be \
+                 {:?}; got {:?}",
+                self.kernel,
+                out.name,
+                out.shape,
+                (expected[0], expected[1], expected[2]),
+                self.grid
+            )));
+        }
+        Ok(())
+    }
+
+    /// The primary context of the device the arrays live on.
+    pub fn context(&self) -> PyResult<Arc<Context>> {
+        device::context(self.device.unwrap_or(0))
+    }
+
+    /// Submits `op` on the caller's stream and, for a blocking launch, waits for it.
+    /// The GIL is released meanwhile: the first launch of a specialization runs the JIT.
+    pub fn submit<Op: DeviceOp + Send>(self, context: &Arc<Context>, op: Op) -> PyResult<()> {
+        let raw = device::raw_stream(self.py, self.stream.as_ref(), self.framework, self.device.unwrap_or(0))?;
+        let stream = device::borrow_stream(raw, context);
+        let sync = self.sync;
+        let result = self.py.detach(|| -> Result<(), DeviceError> {
+            context.bind_to_thread()?;
+            // SAFETY: every tensor in `op` borrows memory whose Python owner is held by the
+            // caller for the whole call, and no output overlaps another argument
+            // (`Launch::output`). The launch is ordered on the stream that the owning
+            // framework orders its own work on, so a later use or free of that memory
+            // through the framework waits for this kernel; a blocking launch waits here.
+            unsafe { op.async_on(&stream) }?;
+            if sync {
+                stream.synchronize()?;
+            }
+            Ok(())
+        });
+        result.map_err(|e| from_device_error(self.kernel, &e))
+    }
+}
+
+/// Checks that a `ct.Constant` used as a tile dimension is a positive power of two.
+pub fn check_tile_dim(kernel: &str, name: &str, value: i32) -> PyResult<()> {
+    if value <= 0 || value & (value - 1) != 0 {
+        return Err(argument(format!(
+            "{name}={value}: kernel `{kernel}` uses {name} as a tile dimension, which must be a positive \
+             power of two"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs a launcher body, turning a panic anywhere beneath it into a Python exception.
+pub fn guard<T>(kernel: &str, body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        Err(error(
+            Kind::Launch,
+            format!("kernel `{kernel}`: internal error in cutile: {}", panic_message(&*payload)),
+        ))
+    })
+}

@@ -1,0 +1,26 @@
+//! Support code that every tilebridge-generated extension links statically.
+//!
+//! A generated launcher does four things, each backed by one module here:
+//! import its Python arguments as device arrays ([`array`]), validate them
+//! against the kernel's signature ([`launch`]), find the CUDA context and the
+//! caller's stream ([`device`]), and submit the cutile launch, mapping every
+//! failure to a Python exception ([`error`]). Nothing here panics across the
+//! Python boundary.
+
+pub mod array;
+pub mod compile;
+pub mod device;
+pub mod error;
+pub mod launch;
+
+pub use array::{Array, ElemType, Element};
+pub use launch::Launch;
+
+/// Everything a generated `lib.rs` uses.
+pub mod prelude {
+    pub use crate::array::{Array, ElemType, Element};
+    pub use crate::launch::Launch;
+    pub use cutile::half::{bf16, f16};
+    pub use cutile::prelude::{DType, DeviceOp, PartitionMut, PartitionOp, TileKernel};
+    pub use pyo3::prelude::*;
+}
