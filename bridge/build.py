@@ -158,7 +158,11 @@ def installed_key(module: str) -> str | None:
 
 
 def expected_key(target: Any, *, module: str | None = None,
-                 dtypes: Mapping[str, Sequence[Any]] | None = None) -> tuple[str, str]:
-    """(module name, build key) that building `target` would produce; needs no compiler."""
+                 dtypes: Mapping[str, Sequence[Any]] | None = None) -> tuple[str, str | None]:
+    """(module name, build key) that building `target` would produce; needs no compiler.
+
+    The key is None where tilebridge was installed without its Rust sources (a wheel):
+    such an install can use prebuilt extensions but cannot build new ones.
+    """
     crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE)
-    return crate.module, build_key(crate)
+    return crate.module, build_key(crate) if RUNTIME_CRATE.is_dir() else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import warnings
 from typing import Any, Mapping, Sequence
 
 from . import build as _build
@@ -28,13 +29,22 @@ def build(target: Any, *, out_dir=None, module: str | None = None,
     nothing is built, so a machine without Rust can use a wheel built elsewhere.
     """
     name, key = _build.expected_key(target, module=module, dtypes=dtypes)
-    if _build.installed_key(name) != key:
+    installed = _build.installed_key(name)
+    if key is None and installed is not None:
+        warnings.warn(f"tilebridge has no Rust sources here (installed from a wheel): using the installed "
+                      f"{name} as it is", stacklevel=2)
+    elif installed != key:
         _build.build(target, out_dir=out_dir, module=module, dtypes=dtypes, quiet=quiet)
     return load(name)
 
 
+_METADATA: dict[str, dict] = {}
+
+
 def kernel_info(ext, name: str) -> dict:
-    meta = json.loads(ext.__tilebridge__)["kernels"]
+    meta = _METADATA.get(ext.__name__)
+    if meta is None:
+        meta = _METADATA[ext.__name__] = json.loads(ext.__tilebridge__)["kernels"]
     if name not in meta:
         raise ArgumentError(f"{ext.__name__} has no kernel `{name}`; it has {sorted(meta)}")
     return meta[name]

@@ -194,7 +194,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     if len(kernel.dtype_classes) > 1:
         scrutinee = f"({scrutinee})"
 
-    typed_params = ["launch: Launch<'_>"]
+    typed_params = ["mut launch: Launch<'_>"]
     for p in kernel.params:
         if isinstance(p, ir.ArrayParam):
             typed_params.append(f"{rust_name(p.name)}: Array")

@@ -45,8 +45,12 @@ def _is_kernel(obj: Any) -> bool:
     return hasattr(obj, "_pyfunc") and callable(getattr(obj, "_pyfunc"))
 
 
-def _import_file(path: Path) -> types.ModuleType:
+def import_file(path: str | Path) -> types.ModuleType:
+    """Imports a kernel file once per process (a second call returns the same module)."""
+    path = Path(path).resolve()
     name = f"_tilebridge_src_{path.stem}"
+    if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path):
+        return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise TranslationError(f"{path}: cannot be imported as a Python module")
@@ -60,7 +64,7 @@ def kernels_in(target: Any) -> list[Any]:
     """The kernel objects in a module, a file path, a kernel, or an iterable of those,
     in definition order."""
     if isinstance(target, (str, Path)):
-        target = _import_file(Path(target))
+        target = import_file(target)
     if isinstance(target, types.ModuleType):
         found = [v for v in vars(target).values() if _is_kernel(v)]
         found = [k for k in found if getattr(k._pyfunc, "__module__", None) == target.__name__]

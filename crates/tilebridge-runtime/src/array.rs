@@ -106,8 +106,8 @@ impl Array {
     /// Reads `obj` as a device array bound to kernel parameter `name`.
     pub fn from_py(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
         let py = obj.py();
-        if obj.hasattr(intern!(py, "data_ptr"))? && obj.hasattr(intern!(py, "is_cuda"))? {
-            return Self::from_torch(obj, name);
+        if let Ok(is_cuda) = obj.getattr(intern!(py, "is_cuda")) {
+            return Self::from_torch(obj, &is_cuda, name);
         }
         if let Ok(cai) = obj.getattr(intern!(py, "__cuda_array_interface__")) {
             return Self::from_cuda_array_interface(obj, &cai, name);
@@ -131,9 +131,9 @@ impl Array {
         )))
     }
 
-    fn from_torch(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
+    fn from_torch(obj: &Bound<'_, PyAny>, is_cuda: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
         let py = obj.py();
-        if !obj.getattr(intern!(py, "is_cuda"))?.extract::<bool>()? {
+        if !is_cuda.extract::<bool>()? {
             return Err(argument(format!(
                 "argument '{name}' is a CPU tensor; tilebridge launchers take CUDA tensors (call .cuda() first)"
             )));

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use cutile::cuda_core::{Context, Stream};
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
 use crate::array::Framework;
 use crate::error::{error, Kind};
@@ -64,12 +65,7 @@ pub fn raw_stream(
         ));
     }
     match framework {
-        Some(Framework::Torch) => {
-            let torch_c = py.import(intern!(py, "torch._C"))?;
-            torch_c
-                .call_method1(intern!(py, "_cuda_getCurrentRawStream"), (device,))?
-                .extract()
-        }
+        Some(Framework::Torch) => torch_current_stream(py)?.call1((device,))?.extract(),
         Some(Framework::CudaArrayInterface) => match py.import(intern!(py, "cupy")) {
             Ok(cupy) => cupy
                 .getattr(intern!(py, "cuda"))?
@@ -80,6 +76,21 @@ pub fn raw_stream(
         },
         None => Ok(0),
     }
+}
+
+/// A callable `device -> raw CUstream` of torch's current stream, looked up once.
+fn torch_current_stream(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static CURRENT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let f = CURRENT.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let torch_c = py.import("torch._C")?;
+        // The raw-pointer accessor skips building a torch.cuda.Stream object per launch.
+        if let Ok(f) = torch_c.getattr("_cuda_getCurrentRawStream") {
+            return Ok(f.unbind());
+        }
+        let code = "lambda d: __import__('torch').cuda.current_stream(d).cuda_stream";
+        Ok(py.eval(&std::ffi::CString::new(code).unwrap(), None, None)?.unbind())
+    })?;
+    Ok(f.bind(py))
 }
 
 /// Wraps a raw stream owned by the caller's framework.

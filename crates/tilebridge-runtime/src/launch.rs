@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 use crate::array::{grid_from_py, Array, ElemType, Framework};
 use crate::device;
 use crate::error::{argument, error, from_device_error, panic_message, Kind};
+use crate::profile::Stopwatch;
 
 /// The state of one launch while its arguments are checked.
 pub struct Launch<'py> {
@@ -30,6 +31,7 @@ pub struct Launch<'py> {
     framework: Option<Framework>,
     /// (parameter, first byte, end byte, written) of every admitted array.
     spans: Vec<(&'static str, u64, u64, bool)>,
+    watch: Stopwatch,
 }
 
 impl<'py> Launch<'py> {
@@ -49,6 +51,7 @@ impl<'py> Launch<'py> {
             device: None,
             framework: None,
             spans: Vec::new(),
+            watch: Stopwatch::start(),
         })
     }
 
@@ -155,17 +158,20 @@ impl<'py> Launch<'py> {
     }
 
     /// The primary context of the device the arrays live on.
-    pub fn context(&self) -> PyResult<Arc<Context>> {
+    pub fn context(&mut self) -> PyResult<Arc<Context>> {
+        self.watch.lap(0);
         device::context(self.device.unwrap_or(0))
     }
 
     /// Submits `op` on the caller's stream and, for a blocking launch, waits for it.
     /// The GIL is released meanwhile: the first launch of a specialization runs the JIT.
     pub fn submit<Op: DeviceOp + Send>(self, context: &Arc<Context>, op: Op) -> PyResult<()> {
-        let raw = device::raw_stream(self.py, self.stream.as_ref(), self.framework, self.device.unwrap_or(0))?;
+        let Launch { py, kernel, stream, sync, device, framework, mut watch, .. } = self;
+        watch.lap(2);
+        let raw = device::raw_stream(py, stream.as_ref(), framework, device.unwrap_or(0))?;
         let stream = device::borrow_stream(raw, context);
-        let sync = self.sync;
-        let result = self.py.detach(|| -> Result<(), DeviceError> {
+        watch.lap(1);
+        let result = py.detach(|| -> Result<(), DeviceError> {
             context.bind_to_thread()?;
             // SAFETY: every tensor in `op` borrows memory whose Python owner is held by the
             // caller for the whole call, and no output overlaps another argument
@@ -173,12 +179,15 @@ impl<'py> Launch<'py> {
             // framework orders its own work on, so a later use or free of that memory
             // through the framework waits for this kernel; a blocking launch waits here.
             unsafe { op.async_on(&stream) }?;
+            watch.lap(3);
             if sync {
                 stream.synchronize()?;
+                watch.lap(4);
             }
             Ok(())
         });
-        result.map_err(|e| from_device_error(self.kernel, &e))
+        watch.finish();
+        result.map_err(|e| from_device_error(kernel, &e))
     }
 }
 

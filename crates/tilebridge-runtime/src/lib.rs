@@ -12,6 +12,7 @@ pub mod compile;
 pub mod device;
 pub mod error;
 pub mod launch;
+pub mod profile;
 
 pub use array::{Array, ElemType, Element};
 pub use launch::Launch;

@@ -1,0 +1,55 @@
+"""Where the host time of a Rust launch goes, phase by phase (TILEBRIDGE_PROFILE=1).
+
+    TILEBRIDGE_PROFILE=1 python benchmarks/launch_profile.py
+
+Needs a GPU and the example extension installed. Prints microseconds per launch for
+each phase, and the cost of a launch rejected by argument checks, for reference.
+"""
+
+import os
+import time
+
+import torch
+
+import tilebridge as tb
+
+
+def per_call_us(fn, n=3000):
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    dt = (time.perf_counter() - t0) / n * 1e6
+    torch.cuda.synchronize()
+    return dt
+
+
+def main():
+    assert os.environ.get("TILEBRIDGE_PROFILE") == "1", "run with TILEBRIDGE_PROFILE=1"
+    ext = tb.load("tilebridge_examples")
+    n = 4096
+    a, b, c = (torch.ones(n, device="cuda") for _ in range(3))
+    raw = torch.cuda.current_stream().cuda_stream
+
+    def rejected():
+        try:
+            ext.vector_add((3,), a, b, c, TILE=1024)
+        except tb.ArgumentError:
+            pass
+
+    before = ext._profile()
+    default = per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, sync=False))
+    after = ext._profile()
+    launches = after[0] - before[0]
+    print(f"launch with torch's current stream: {default:.2f} us per call; phases per launch:")
+    for (phase, t1), (_, t0) in zip(after[1], before[1]):
+        print(f"  {phase:<10} {(t1 - t0) / launches / 1e3:7.2f} us")
+    print(f"launch with stream=<int>:           {per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, stream=raw, sync=False)):.2f} us")
+    print(f"launch rejected by the grid check:  {per_call_us(rejected):.2f} us")
+    print(f"torch.add(out=) for scale:          {per_call_us(lambda: torch.add(a, b, out=c)):.2f} us")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Check: the same inputs through cuTile Python and the Rust extension, outputs compared.
+
+A case is what `ct.launch` takes: `(kernel, grid, args)`. Both sides get their own
+copies of every array argument, launch on the same stream, and every array the
+kernel writes is compared: bitwise where the two agree exactly, otherwise within
+the dtype's tolerance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .codegen.frontend import import_file
+from .runtime import kernel_info, launch
+
+# (rtol, atol) per dtype where the two compilers may round differently.
+TOLERANCE = {"float32": (1e-5, 1e-6), "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float64": (1e-12, 1e-12)}
+
+
+@dataclass
+class OutputResult:
+    param: str
+    dtype: str
+    bitwise: bool
+    close: bool
+    max_abs_err: float
+
+    @property
+    def verdict(self) -> str:
+        return "bitwise" if self.bitwise else ("close" if self.close else "MISMATCH")
+
+
+@dataclass
+class CaseResult:
+    kernel: str
+    description: str
+    outputs: list[OutputResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.bitwise or o.close for o in self.outputs)
+
+    def __str__(self) -> str:
+        outs = ", ".join(f"{o.param}: {o.verdict}" + ("" if o.bitwise else f" (max |err| {o.max_abs_err:.3g})")
+                         for o in self.outputs)
+        return f"{'ok ' if self.ok else 'BAD'} {self.kernel} [{self.description}] {outs}"
+
+
+def kernel_name(kernel: Any) -> str:
+    return kernel._pyfunc.__name__
+
+
+def describe(args: Iterable[Any]) -> str:
+    parts = []
+    for a in args:
+        if hasattr(a, "shape") and hasattr(a, "dtype"):
+            parts.append(f"{str(a.dtype).replace('torch.', '')}{list(a.shape)}")
+        else:
+            parts.append(repr(a))
+    return ", ".join(parts)
+
+
+def _copy(args: Iterable[Any]) -> list[Any]:
+    return [a.clone() if hasattr(a, "clone") else a for a in args]
+
+
+def run_case(ext, kernel: Any, grid: Any, args: tuple) -> CaseResult:
+    """Runs one case through both implementations and compares what the kernel writes."""
+    import cuda.tile as ct
+    import torch
+
+    name = kernel_name(kernel)
+    params = kernel_info(ext, name)["params"]
+    written = [i for i, p in enumerate(params) if p["kind"] == "array" and p["written"]]
+    py_args, rs_args = _copy(args), _copy(args)
+    stream = torch.cuda.current_stream()
+    ct.launch(stream, grid, kernel, tuple(py_args))
+    launch(ext, stream, grid, kernel, rs_args)
+    torch.cuda.synchronize()
+    result = CaseResult(name, describe(args))
+    for i in written:
+        ref, got = py_args[i], rs_args[i]
+        dtype = str(ref.dtype).replace("torch.", "")
+        same_bits = torch.equal(ref.view(torch.uint8) if ref.element_size() == 1 else ref.view(_int_of(ref)),
+                                got.view(torch.uint8) if got.element_size() == 1 else got.view(_int_of(got)))
+        diff = (ref.double() - got.double()).abs()
+        max_err = float(diff.nan_to_num(float("inf")).max()) if diff.numel() else 0.0
+        rtol, atol = TOLERANCE.get(dtype, (0.0, 0.0))
+        close = same_bits or bool(torch.allclose(got.double(), ref.double(), rtol=rtol, atol=atol, equal_nan=True))
+        result.outputs.append(OutputResult(params[i]["name"], dtype, same_bits, close, max_err))
+    return result
+
+
+def _int_of(t):
+    import torch
+
+    return {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+
+
+def load_cases(path: str | Path) -> Iterator[tuple[Any, Any, tuple]]:
+    """The `cases(torch)` generator of a kernel file: yields `(kernel, grid, args)`."""
+    import torch
+
+    module = import_file(path)
+    if not hasattr(module, "cases"):
+        raise AttributeError(f"{path} defines no `cases(torch)` function, so there is nothing to check")
+    yield from module.cases(torch)

@@ -1,0 +1,140 @@
+"""The `tilebridge` command: translate | build | check | bench | doctor."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import BuildError, TranslationError
+
+
+def _dtypes(specs: list[str]) -> dict[str, list[str]]:
+    """`--dtype x=f16,f32` -> {"x": ["f16", "f32"]}."""
+    out: dict[str, list[str]] = {}
+    for spec in specs:
+        name, _, values = spec.partition("=")
+        if not values:
+            raise SystemExit(f"--dtype takes NAME=DTYPE[,DTYPE...], got {spec!r}")
+        out[name] = values.split(",")
+    return out
+
+
+def _module(args) -> str | None:
+    return args.module
+
+
+def cmd_translate(args) -> int:
+    from .build import RUNTIME_CRATE, write_crate, build_key
+    from .codegen import translate
+
+    crate = translate(args.files if len(args.files) > 1 else args.files[0], module=_module(args),
+                      dtypes=_dtypes(args.dtype), runtime_path=RUNTIME_CRATE)
+    write_crate(crate, Path(args.out), build_key(crate))
+    print(f"wrote {crate.module} to {args.out}")
+    return 0
+
+
+def cmd_build(args) -> int:
+    from .build import build
+
+    target = args.files if len(args.files) > 1 else args.files[0]
+    result = build(target, out_dir=args.out, module=_module(args), dtypes=_dtypes(args.dtype),
+                   install=not args.no_install)
+    print(f"{result.module}: {'built' if result.rebuilt else 'up to date'}: {result.wheel}")
+    return 0
+
+
+def _gpu_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def cmd_check(args) -> int:
+    from . import runtime
+    from .check import load_cases, run_case
+
+    target = args.files if len(args.files) > 1 else args.files[0]
+    ext = runtime.build(target, module=_module(args), dtypes=_dtypes(args.dtype))
+    print(f"built and imported {ext.__name__}: kernels {', '.join(sorted(__import__('json').loads(ext.__tilebridge__)['kernels']))}")
+    if not _gpu_available():
+        print("no GPU here: translation and build checked; run on a GPU machine to compare outputs "
+              "with cuTile Python")
+        return 0
+    bad = 0
+    for path in args.files:
+        for kernel, grid, launch_args in load_cases(path):
+            result = run_case(ext, kernel, grid, launch_args)
+            print(result)
+            bad += not result.ok
+    print("all outputs agree with cuTile Python" if not bad else f"{bad} case(s) disagree")
+    return 1 if bad else 0
+
+
+def cmd_bench(args) -> int:
+    from . import runtime
+    from .bench import print_table, time_case
+    from .check import load_cases
+
+    if not _gpu_available():
+        print("tilebridge bench needs a GPU", file=sys.stderr)
+        return 2
+    target = args.files if len(args.files) > 1 else args.files[0]
+    ext = runtime.build(target, module=_module(args), dtypes=_dtypes(args.dtype))
+    rows = [time_case(ext, k, g, a, runs=args.runs) for path in args.files for k, g, a in load_cases(path)]
+    print_table(rows)
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from .toolchain import doctor
+
+    checks = doctor()
+    for c in checks:
+        print(f"{'ok ' if c.ok else 'NO '} {c.name}: {c.detail}")
+    return 0 if all(c.ok for c in checks if not c.name.startswith("GPU")) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tilebridge", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def kernel_command(name: str, help_: str):
+        p = sub.add_parser(name, help=help_)
+        p.add_argument("files", nargs="+", help="Python files with @ct.kernel functions")
+        p.add_argument("-m", "--module", help="extension module name (default: <file>_rs)")
+        p.add_argument("--dtype", action="append", default=[], metavar="ARRAY=DT[,DT]",
+                       help="dtypes to build the launcher for, per array parameter (default f32,f16,bf16)")
+        return p
+
+    p = kernel_command("translate", "write the generated Rust crate")
+    p.add_argument("-o", "--out", required=True, help="folder for the crate")
+    p.set_defaults(run=cmd_translate)
+    p = kernel_command("build", "translate and build the extension wheel, then install it")
+    p.add_argument("-o", "--out", help="build folder (default: ~/.cache/tilebridge/builds/<module>-<hash>)")
+    p.add_argument("--no-install", action="store_true", help="build the wheel only")
+    p.set_defaults(run=cmd_build)
+    p = kernel_command("check", "build, then compare with cuTile Python on each file's cases(torch)")
+    p.set_defaults(run=cmd_check)
+    p = kernel_command("bench", "time the Rust extension against cuTile Python on each file's cases(torch)")
+    p.add_argument("--runs", type=int, default=50)
+    p.set_defaults(run=cmd_bench)
+    p = sub.add_parser("doctor", help="check the toolchain")
+    p.set_defaults(run=cmd_doctor)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except TranslationError as e:
+        print(f"TranslationError: {e}", file=sys.stderr)
+        return 1
+    except BuildError as e:
+        print(f"BuildError: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

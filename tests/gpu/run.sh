@@ -1,0 +1,15 @@
+#!/bin/bash
+# One GPU round on the device machine, from the repo root, after ../shared/gpu/pack.sh filled .gpu/
+# with the toolchain, cuda-tile, tilebridge's wheel and the example extension's wheel:
+#   run(command="bash tests/gpu/run.sh", carry=[".gpu"])
+# Logs go to $OUT (they come back); the benchmark runs first, in a fresh process, so its
+# first-launch column is JIT time.
+set -uo pipefail
+source .gpu/env.sh || exit 1
+OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+python3 benchmarks/bench_examples.py --runs 50 2>&1 | tee "$OUT/bench.txt"
+python3 -m pytest tests/gpu -q -rA -p no:cacheprovider 2>&1 | tee "$OUT/pytest.txt"
+status=${PIPESTATUS[0]}
+python3 -m tilebridge.cli check examples/*.py -m tilebridge_examples 2>&1 | tee "$OUT/check.txt"
+exit $status
