@@ -25,7 +25,7 @@ def _module(args) -> str | None:
 
 
 def cmd_translate(args) -> int:
-    from .build import RUNTIME_CRATE, write_crate, build_key
+    from .builder import RUNTIME_CRATE, write_crate, build_key
     from .codegen import translate
 
     crate = translate(args.files if len(args.files) > 1 else args.files[0], module=_module(args),
@@ -36,7 +36,7 @@ def cmd_translate(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from .build import build
+    from .builder import build
 
     target = args.files if len(args.files) > 1 else args.files[0]
     result = build(target, out_dir=args.out, module=_module(args), dtypes=_dtypes(args.dtype),

@@ -7,7 +7,7 @@ import json
 import warnings
 from typing import Any, Mapping, Sequence
 
-from . import build as _build
+from . import builder as _build
 from . import toolchain
 from .errors import ArgumentError, BuildError
 
@@ -52,13 +52,26 @@ def kernel_info(ext, name: str) -> dict:
 
 def launch_kwargs(ext, name: str, args: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
     """Splits `ct.launch`-style positional args into the launcher's positional and keyword args."""
-    params = kernel_info(ext, name)["params"]
-    if len(args) != len(params):
+    _, positional, constants = _plan(ext, name, len(args))
+    return [args[i] for i in positional], {n: args[i] for n, i in constants}
+
+
+_PLANS: dict[tuple[str, str], tuple[Any, tuple[int, ...], tuple[tuple[str, int], ...], int]] = {}
+
+
+def _plan(ext, name: str, nargs: int):
+    """(launcher, indices of its positional args, (constant, index) pairs), cached per kernel."""
+    plan = _PLANS.get((ext.__name__, name))
+    if plan is None:
+        params = kernel_info(ext, name)["params"]
+        plan = (getattr(ext, name), tuple(i for i, p in enumerate(params) if p["kind"] != "constant"),
+                tuple((p["name"], i) for i, p in enumerate(params) if p["kind"] == "constant"), len(params))
+        _PLANS[(ext.__name__, name)] = plan
+    if nargs != plan[3]:
+        params = kernel_info(ext, name)["params"]
         raise ArgumentError(f"kernel `{name}` takes {len(params)} arguments "
-                            f"({', '.join(p['name'] for p in params)}), got {len(args)}")
-    positional = [a for a, p in zip(args, params) if p["kind"] != "constant"]
-    constants = {p["name"]: a for a, p in zip(args, params) if p["kind"] == "constant"}
-    return positional, constants
+                            f"({', '.join(p['name'] for p in params)}), got {nargs}")
+    return plan[:3]
 
 
 def launch(ext, stream: Any, grid: Any, kernel: Any, args: Sequence[Any]) -> None:
@@ -66,6 +79,6 @@ def launch(ext, stream: Any, grid: Any, kernel: Any, args: Sequence[Any]) -> Non
 
     Like `ct.launch` it only enqueues the kernel on `stream`.
     """
-    name = getattr(getattr(kernel, "_pyfunc", kernel), "__name__", kernel)
-    positional, constants = launch_kwargs(ext, name, args)
-    getattr(ext, name)(grid, *positional, **constants, stream=stream, sync=False)
+    name = kernel._pyfunc.__name__ if hasattr(kernel, "_pyfunc") else kernel
+    fn, positional, constants = _plan(ext, name, len(args))
+    fn(grid, *[args[i] for i in positional], stream=stream, sync=False, **{n: args[i] for n, i in constants})

@@ -21,7 +21,10 @@ class TranslationError(Exception):
     def at(cls, filename: str, node: ast.AST, message: str) -> "TranslationError":
         line = getattr(node, "lineno", 0)
         col = getattr(node, "col_offset", -1) + 1
-        construct = ast.unparse(node) if isinstance(node, (ast.expr, ast.stmt)) else type(node).__name__
+        if isinstance(node, (ast.expr, ast.stmt, ast.arg)):
+            construct = ast.unparse(node).splitlines()[0]
+        else:
+            construct = type(node).__name__
         if len(construct) > 60:
             construct = construct[:57] + "..."
         return cls(f"{message}: `{construct}`", location=f"{filename}:{line}:{col}", construct=construct)

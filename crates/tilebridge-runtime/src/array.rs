@@ -20,6 +20,7 @@ use cutile::tensor::Tensor;
 use cutile::DTypeId;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::error::argument;
@@ -54,22 +55,34 @@ pub struct Array {
     owner: Py<PyAny>,
 }
 
-fn elem_from_torch(dtype: &str) -> Option<ElemType> {
-    Some(match dtype {
-        "torch.float32" => DTypeId::F32,
-        "torch.float16" => DTypeId::F16,
-        "torch.bfloat16" => DTypeId::BF16,
-        "torch.float64" => DTypeId::F64,
-        "torch.int32" => DTypeId::I32,
-        "torch.int64" => DTypeId::I64,
-        "torch.int16" => DTypeId::I16,
-        "torch.int8" => DTypeId::I8,
-        "torch.uint8" => DTypeId::U8,
-        "torch.bool" => DTypeId::Bool,
-        "torch.float8_e4m3fn" => DTypeId::F8E4M3FN,
-        "torch.float8_e5m2" => DTypeId::F8E5M2,
-        _ => return None,
-    })
+const TORCH_DTYPES: [(&str, ElemType); 12] = [
+    ("float32", DTypeId::F32),
+    ("float16", DTypeId::F16),
+    ("bfloat16", DTypeId::BF16),
+    ("float64", DTypeId::F64),
+    ("int32", DTypeId::I32),
+    ("int64", DTypeId::I64),
+    ("int16", DTypeId::I16),
+    ("int8", DTypeId::I8),
+    ("uint8", DTypeId::U8),
+    ("bool", DTypeId::Bool),
+    ("float8_e4m3fn", DTypeId::F8E4M3FN),
+    ("float8_e5m2", DTypeId::F8E5M2),
+];
+
+/// The element type of a `torch.dtype`, found by identity in a table built once
+/// (comparing objects is cheaper than formatting the dtype's name on every launch).
+fn elem_from_torch(dtype: &Bound<'_, PyAny>) -> PyResult<Option<ElemType>> {
+    static TABLE: PyOnceLock<Vec<(Py<PyAny>, ElemType)>> = PyOnceLock::new();
+    let py = dtype.py();
+    let table = TABLE.get_or_try_init(py, || -> PyResult<_> {
+        let torch = py.import("torch")?;
+        Ok(TORCH_DTYPES
+            .iter()
+            .filter_map(|(name, elem)| torch.getattr(*name).ok().map(|d| (d.unbind(), *elem)))
+            .collect())
+    })?;
+    Ok(table.iter().find(|(d, _)| d.is(dtype)).map(|(_, e)| *e))
 }
 
 fn elem_from_typestr(typestr: &str) -> Option<ElemType> {
@@ -106,8 +119,10 @@ impl Array {
     /// Reads `obj` as a device array bound to kernel parameter `name`.
     pub fn from_py(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
         let py = obj.py();
-        if let Ok(is_cuda) = obj.getattr(intern!(py, "is_cuda")) {
-            return Self::from_torch(obj, &is_cuda, name);
+        if let Ok(get_device) = obj.getattr(intern!(py, "get_device")) {
+            if obj.hasattr(intern!(py, "data_ptr"))? {
+                return Self::from_torch(obj, &get_device, name);
+            }
         }
         if let Ok(cai) = obj.getattr(intern!(py, "__cuda_array_interface__")) {
             return Self::from_cuda_array_interface(obj, &cai, name);
@@ -131,21 +146,22 @@ impl Array {
         )))
     }
 
-    fn from_torch(obj: &Bound<'_, PyAny>, is_cuda: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
+    fn from_torch(obj: &Bound<'_, PyAny>, get_device: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
         let py = obj.py();
-        if !is_cuda.extract::<bool>()? {
+        // -1 for a CPU tensor.
+        let device: i64 = get_device.call0()?.extract()?;
+        if device < 0 {
             return Err(argument(format!(
                 "argument '{name}' is a CPU tensor; tilebridge launchers take CUDA tensors (call .cuda() first)"
             )));
         }
-        let dtype = obj.getattr(intern!(py, "dtype"))?.str()?.to_string();
-        let elem = elem_from_torch(&dtype).ok_or_else(|| {
+        let dtype = obj.getattr(intern!(py, "dtype"))?;
+        let elem = elem_from_torch(&dtype)?.ok_or_else(|| {
             argument(format!("argument '{name}' has dtype {dtype}, which cutile cannot take"))
         })?;
         let shape: Vec<i64> = obj.getattr(intern!(py, "shape"))?.extract()?;
         let strides: Vec<i64> = obj.call_method0(intern!(py, "stride"))?.extract()?;
         let ptr: u64 = obj.call_method0(intern!(py, "data_ptr"))?.extract()?;
-        let device: i64 = obj.call_method0(intern!(py, "get_device"))?.extract()?;
         Self::checked(name, ptr, &shape, &strides, elem, device as usize, false, Framework::Torch, obj)
     }
 
@@ -304,10 +320,10 @@ unsafe impl DeviceAllocation for ForeignMemory {
 
 /// The grid of a launch, as `ct.launch` takes it: an int or a tuple of 1 to 3 ints.
 pub fn grid_from_py(obj: &Bound<'_, PyAny>) -> PyResult<(u32, u32, u32)> {
-    let dims: Vec<i64> = if let Ok(n) = obj.extract::<i64>() {
-        vec![n]
-    } else if let Ok(t) = obj.cast::<PyTuple>() {
+    let dims: Vec<i64> = if let Ok(t) = obj.cast::<PyTuple>() {
         t.extract()?
+    } else if let Ok(n) = obj.extract::<i64>() {
+        vec![n]
     } else {
         obj.extract().map_err(|_| {
             argument("grid must be an int or a tuple of 1 to 3 ints, as for ct.launch")

@@ -6,10 +6,12 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
 /// What went wrong, in the terms of `tilebridge.errors`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
 pub enum Kind {
     /// A wrong argument: dtype, rank, shape, device, strides, aliasing, grid.
     Argument,
@@ -34,16 +36,20 @@ impl Kind {
 
 /// Builds the Python exception for `kind` with `message`.
 pub fn error(kind: Kind, message: impl Into<String>) -> PyErr {
+    static CLASSES: PyOnceLock<Option<[Py<PyType>; 4]>> = PyOnceLock::new();
     let message = message.into();
     Python::attach(|py| {
-        let class = py
-            .import("tilebridge.errors")
-            .and_then(|module| module.getattr(kind.class_name()))
-            .and_then(|class| class.cast_into::<PyType>().map_err(PyErr::from));
-        match class {
-            Ok(class) => PyErr::from_type(class, message),
-            Err(_) if kind == Kind::Argument => PyValueError::new_err(message),
-            Err(_) => PyRuntimeError::new_err(message),
+        let classes = CLASSES.get_or_init(py, || {
+            let module = py.import("tilebridge.errors").ok()?;
+            let class = |kind: Kind| -> Option<Py<PyType>> {
+                Some(module.getattr(kind.class_name()).ok()?.cast_into::<PyType>().ok()?.unbind())
+            };
+            Some([class(Kind::Argument)?, class(Kind::Compile)?, class(Kind::Device)?, class(Kind::Launch)?])
+        });
+        match classes {
+            Some(classes) => PyErr::from_type(classes[kind as usize].bind(py).clone(), message),
+            None if kind == Kind::Argument => PyValueError::new_err(message),
+            None => PyRuntimeError::new_err(message),
         }
     })
 }

@@ -1,0 +1,40 @@
+//! Tile kernels translated by tilebridge from matmul.py.
+//! Generated code: edit the Python kernels and rebuild instead.
+
+#[cutile::module]
+pub mod kernels {
+    use cutile::core::*;
+
+    /// matmul.py:7: `def matmul(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int]):`
+    ///
+    /// Safe: every output is a checked partition, one tile per block.
+    #[cutile::entry()]
+    fn matmul<E0: ElementType, E1: ElementType, const TM: i32, const TN: i32, const TK: i32>(
+        A: &Tensor<E0, { [-1, -1] }>,
+        B: &Tensor<E0, { [-1, -1] }>,
+        C: &mut Tensor<E1, { [TM, TN] }>,
+    ) {
+        // matmul.py:11: for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
+        let A_part: Partition<E0, { [TM, TK] }> = A.partition(const_shape![TM, TK]);
+        // matmul.py:13: b = ct.load(B, index=(k, bn), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        let B_part: Partition<E0, { [TK, TN] }> = B.partition(const_shape![TK, TN]);
+        // matmul.py:8: bm = ct.bid(0)
+        let bm: i32 = get_tile_block_id().0;
+        // matmul.py:9: bn = ct.bid(1)
+        let bn: i32 = get_tile_block_id().1;
+        // matmul.py:10: acc = ct.full((TM, TN), 0, dtype=ct.float32)
+        let mut acc: Tile<f32, { [TM, TN] }> = constant(0.0f32, const_shape![TM, TN]);
+        // matmul.py:11: for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
+        for k in 0i32..num_tiles(&A_part, 1i32) {
+            // matmul.py:12: a = ct.load(A, index=(bm, k), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
+            let a: Tile<E0, { [TM, TK] }> = A_part.load([bm, k]);
+            // matmul.py:13: b = ct.load(B, index=(k, bn), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+            let b: Tile<E0, { [TK, TN] }> = B_part.load([k, bn]);
+            // matmul.py:14: acc = ct.mma(a, b, acc)
+            acc = mma(a, b, acc);
+        }
+        // matmul.py:15: ct.store(C, index=(bm, bn), tile=acc.astype(C.dtype))
+        let C_tile: Tile<E1, { [TM, TN] }> = convert_tile(acc);
+        C.store(C_tile);
+    }
+}

@@ -1,0 +1,111 @@
+//! PyO3 launchers for the kernels in `tile_kernels.rs`, translated by tilebridge from row_softmax.py.
+//! Generated code: edit the Python kernels and rebuild instead.
+#![allow(non_snake_case)]
+
+mod tile_kernels;
+
+use tile_kernels::kernels;
+
+use tilebridge_runtime::launch::{check_tile_dim, guard};
+use tilebridge_runtime::prelude::*;
+
+/// Launches `row_softmax` (row_softmax.py:7) on the caller's stream.
+#[pyfunction]
+#[pyo3(signature = (grid, x, y, *, TILE_N, stream = None, sync = true))]
+#[allow(clippy::too_many_arguments)]
+fn row_softmax<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    TILE_N: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+) -> PyResult<()> {
+    guard("row_softmax", || {
+        let mut launch = Launch::new(py, "row_softmax", grid, stream, sync)?;
+        let x = launch.input(x, "x", 2)?;
+        let y = launch.output(y, "y", 2)?;
+        let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        let e1 = launch.same_elem(&[&y], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        check_tile_dim("row_softmax", "TILE_N", TILE_N)?;
+        launch.check_tile_grid(&y, &[1, TILE_N])?;
+        match (e0, e1) {
+            (ElemType::F32, ElemType::F32) => row_softmax_typed::<f32, f32>(launch, x, y, TILE_N),
+            (ElemType::F32, ElemType::F16) => row_softmax_typed::<f32, f16>(launch, x, y, TILE_N),
+            (ElemType::F32, ElemType::BF16) => row_softmax_typed::<f32, bf16>(launch, x, y, TILE_N),
+            (ElemType::F16, ElemType::F32) => row_softmax_typed::<f16, f32>(launch, x, y, TILE_N),
+            (ElemType::F16, ElemType::F16) => row_softmax_typed::<f16, f16>(launch, x, y, TILE_N),
+            (ElemType::F16, ElemType::BF16) => row_softmax_typed::<f16, bf16>(launch, x, y, TILE_N),
+            (ElemType::BF16, ElemType::F32) => row_softmax_typed::<bf16, f32>(launch, x, y, TILE_N),
+            (ElemType::BF16, ElemType::F16) => row_softmax_typed::<bf16, f16>(launch, x, y, TILE_N),
+            (ElemType::BF16, ElemType::BF16) => {
+                row_softmax_typed::<bf16, bf16>(launch, x, y, TILE_N)
+            }
+            _ => unreachable!("same_elem admits only the dtypes listed above"),
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row_softmax_typed<E0: Element, E1: Element>(
+    mut launch: Launch<'_>,
+    x: Array,
+    y: Array,
+    TILE_N: i32,
+) -> PyResult<()> {
+    let context = launch.context()?;
+    let x = x.tensor::<E0>(launch.py, &context);
+    let mut y = y.tensor::<E1>(launch.py, &context);
+    let op = kernels::row_softmax(&x, (&mut y).partition([1, TILE_N as usize]))
+        .generics(vec![
+            E0::DTYPE.as_str().to_string(),
+            E1::DTYPE.as_str().to_string(),
+            TILE_N.to_string(),
+        ])
+        .grid(launch.grid);
+    launch.submit(&context, op)
+}
+
+/// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
+#[pyfunction]
+#[pyo3(signature = (kernel, generics, strides, target = "sm_90"))]
+fn _compile_only<'py>(
+    py: Python<'py>,
+    kernel: &str,
+    generics: Vec<String>,
+    strides: Vec<(String, Vec<i32>)>,
+    target: &str,
+) -> PyResult<(String, Bound<'py, pyo3::types::PyBytes>)> {
+    const KERNELS: &[&str] = &["row_softmax"];
+    if !KERNELS.contains(&kernel) {
+        return Err(tilebridge_runtime::error::argument(format!(
+            "no kernel `{kernel}` in this extension; it has {KERNELS:?}"
+        )));
+    }
+    let (ir, bytecode) = tilebridge_runtime::compile::compile_only(
+        py,
+        kernels::__module_ast_self,
+        "kernels",
+        kernel,
+        generics,
+        strides,
+        target,
+    )?;
+    Ok((ir, pyo3::types::PyBytes::new(py, &bytecode)))
+}
+
+/// Host time per launch phase (`TILEBRIDGE_PROFILE=1`): `(launches, {phase: total_ns})`.
+#[pyfunction]
+fn _profile() -> (u64, Vec<(&'static str, u64)>) {
+    tilebridge_runtime::profile::totals()
+}
+
+#[pymodule]
+fn row_softmax_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(row_softmax, m)?)?;
+    m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
+    m.add_function(wrap_pyfunction!(_profile, m)?)?;
+    m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
+    Ok(())
+}

@@ -1,0 +1,40 @@
+//! Tile kernels translated by tilebridge from scaled_silu.py.
+//! Generated code: edit the Python kernels and rebuild instead.
+
+#[cutile::module]
+pub mod kernels {
+    use cutile::core::*;
+
+    /// scaled_silu.py:13: `def scaled_silu(x, y, alpha: float, beta: float, TILE: ct.Constant[int]):`
+    ///
+    /// Safe: every output is a checked partition, one tile per block.
+    #[cutile::entry()]
+    fn scaled_silu<E0: ElementType, E1: ElementType, const TILE: i32>(
+        x: &Tensor<E0, { [-1] }>,
+        y: &mut Tensor<E1, { [TILE] }>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        // scaled_silu.py:15: t = ct.load(x, index=(pid,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO)
+        let x_part: Partition<E0, { [TILE] }> = x.partition(const_shape![TILE]);
+        // scaled_silu.py:14: pid = ct.bid(0)
+        let pid: i32 = get_tile_block_id().0;
+        // scaled_silu.py:15: t = ct.load(x, index=(pid,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO)
+        let t: Tile<E0, { [TILE] }> = x_part.load([pid]);
+        // scaled_silu.py:16: tf = t.astype(ct.float32)
+        let tf: Tile<f32, { [TILE] }> = convert_tile(t);
+        // scaled_silu.py:17: sig = 1.0 / (1.0 + ct.exp2(-tf * LOG2E))
+        let sig: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, const_shape![TILE])
+            / (broadcast_scalar(1.0f32, const_shape![TILE])
+                + exp2(
+                    negf(tf) * broadcast_scalar(1.4426950408889634f32, const_shape![TILE]),
+                    ftz::Disabled,
+                ));
+        // scaled_silu.py:18: out = alpha * (tf * sig) + beta
+        let out: Tile<f32, { [TILE] }> = broadcast_scalar(alpha, const_shape![TILE]) * (tf * sig)
+            + broadcast_scalar(beta, const_shape![TILE]);
+        // scaled_silu.py:19: ct.store(y, index=(pid,), tile=out.astype(y.dtype))
+        let y_tile: Tile<E1, { [TILE] }> = convert_tile(out);
+        y.store(y_tile);
+    }
+}

@@ -1,0 +1,105 @@
+//! PyO3 launchers for the kernels in `tile_kernels.rs`, translated by tilebridge from vector_add.py.
+//! Generated code: edit the Python kernels and rebuild instead.
+#![allow(non_snake_case)]
+
+mod tile_kernels;
+
+use tile_kernels::kernels;
+
+use tilebridge_runtime::launch::{check_tile_dim, guard};
+use tilebridge_runtime::prelude::*;
+
+/// Launches `vector_add` (vector_add.py:7) on the caller's stream.
+#[pyfunction]
+#[pyo3(signature = (grid, a, b, c, *, TILE, stream = None, sync = true))]
+#[allow(clippy::too_many_arguments)]
+fn vector_add<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
+    TILE: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+) -> PyResult<()> {
+    guard("vector_add", || {
+        let mut launch = Launch::new(py, "vector_add", grid, stream, sync)?;
+        let a = launch.input(a, "a", 1)?;
+        let b = launch.input(b, "b", 1)?;
+        let c = launch.output(c, "c", 1)?;
+        let e = launch.same_elem(
+            &[&a, &b, &c],
+            &[ElemType::F32, ElemType::F16, ElemType::BF16],
+        )?;
+        check_tile_dim("vector_add", "TILE", TILE)?;
+        launch.check_tile_grid(&c, &[TILE])?;
+        match e {
+            ElemType::F32 => vector_add_typed::<f32>(launch, a, b, c, TILE),
+            ElemType::F16 => vector_add_typed::<f16>(launch, a, b, c, TILE),
+            ElemType::BF16 => vector_add_typed::<bf16>(launch, a, b, c, TILE),
+            _ => unreachable!("same_elem admits only the dtypes listed above"),
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn vector_add_typed<E: Element>(
+    mut launch: Launch<'_>,
+    a: Array,
+    b: Array,
+    c: Array,
+    TILE: i32,
+) -> PyResult<()> {
+    let context = launch.context()?;
+    let a = a.tensor::<E>(launch.py, &context);
+    let b = b.tensor::<E>(launch.py, &context);
+    let mut c = c.tensor::<E>(launch.py, &context);
+    let op = kernels::vector_add(&a, &b, (&mut c).partition([TILE as usize]))
+        .generics(vec![E::DTYPE.as_str().to_string(), TILE.to_string()])
+        .grid(launch.grid);
+    launch.submit(&context, op)
+}
+
+/// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
+#[pyfunction]
+#[pyo3(signature = (kernel, generics, strides, target = "sm_90"))]
+fn _compile_only<'py>(
+    py: Python<'py>,
+    kernel: &str,
+    generics: Vec<String>,
+    strides: Vec<(String, Vec<i32>)>,
+    target: &str,
+) -> PyResult<(String, Bound<'py, pyo3::types::PyBytes>)> {
+    const KERNELS: &[&str] = &["vector_add"];
+    if !KERNELS.contains(&kernel) {
+        return Err(tilebridge_runtime::error::argument(format!(
+            "no kernel `{kernel}` in this extension; it has {KERNELS:?}"
+        )));
+    }
+    let (ir, bytecode) = tilebridge_runtime::compile::compile_only(
+        py,
+        kernels::__module_ast_self,
+        "kernels",
+        kernel,
+        generics,
+        strides,
+        target,
+    )?;
+    Ok((ir, pyo3::types::PyBytes::new(py, &bytecode)))
+}
+
+/// Host time per launch phase (`TILEBRIDGE_PROFILE=1`): `(launches, {phase: total_ns})`.
+#[pyfunction]
+fn _profile() -> (u64, Vec<(&'static str, u64)>) {
+    tilebridge_runtime::profile::totals()
+}
+
+#[pymodule]
+fn vector_add_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(vector_add, m)?)?;
+    m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
+    m.add_function(wrap_pyfunction!(_profile, m)?)?;
+    m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
+    Ok(())
+}

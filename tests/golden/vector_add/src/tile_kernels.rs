@@ -1,0 +1,30 @@
+//! Tile kernels translated by tilebridge from vector_add.py.
+//! Generated code: edit the Python kernels and rebuild instead.
+
+#[cutile::module]
+pub mod kernels {
+    use cutile::core::*;
+
+    /// vector_add.py:7: `def vector_add(a, b, c, TILE: ct.Constant[int]):`
+    ///
+    /// Safe: every output is a checked partition, one tile per block.
+    #[cutile::entry()]
+    fn vector_add<E: ElementType, const TILE: i32>(
+        a: &Tensor<E, { [-1] }>,
+        b: &Tensor<E, { [-1] }>,
+        c: &mut Tensor<E, { [TILE] }>,
+    ) {
+        // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
+        let a_part: Partition<E, { [TILE] }> = a.partition(const_shape![TILE]);
+        // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
+        let b_part: Partition<E, { [TILE] }> = b.partition(const_shape![TILE]);
+        // vector_add.py:8: pid = ct.bid(0)
+        let pid: i32 = get_tile_block_id().0;
+        // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
+        let ta: Tile<E, { [TILE] }> = a_part.load([pid]);
+        // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
+        let tb: Tile<E, { [TILE] }> = b_part.load([pid]);
+        // vector_add.py:11: ct.store(c, index=(pid,), tile=ta + tb)
+        c.store(ta + tb);
+    }
+}

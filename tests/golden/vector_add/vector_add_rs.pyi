@@ -1,0 +1,19 @@
+"""Launchers for the cuTile Rust kernels translated by tilebridge from vector_add.py.
+
+Each launcher takes the grid and the arguments as `ct.launch` does, with the
+`ct.Constant` values by keyword. Arrays are torch tensors, CuPy arrays or anything
+with `__cuda_array_interface__`; they cross without a copy. The launch runs on
+`stream` (default: the current stream of the arrays' framework) and, unless
+`sync=False`, waits for the kernel.
+"""
+
+from typing import Any, Union
+
+Grid = Union[int, tuple[int], tuple[int, int], tuple[int, int, int]]
+CudaArray = Any
+
+def vector_add(grid: Grid, a: CudaArray, b: CudaArray, c: CudaArray, *, TILE: int, stream: object | None = None, sync: bool = True) -> None:
+    """Launches `vector_add` (vector_add.py:7); see the module docstring."""
+
+def _compile_only(kernel: str, generics: list[str], strides: list[tuple[str, list[int]]], target: str = "sm_90") -> tuple[str, bytes]: ...
+def _profile() -> tuple[int, list[tuple[str, int]]]: ...

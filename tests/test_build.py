@@ -1,0 +1,144 @@
+"""Real builds on a machine without a GPU: the generated crates compile with maturin, import,
+reject bad arguments with Python exceptions, and compile through cutile to Tile IR and an
+sm_90 cubin with the pip tileiras."""
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import tilebridge as tb
+from tilebridge import builder as tbuild
+from tilebridge import toolchain
+
+pytestmark = pytest.mark.slow
+
+# (generics in declaration order, static stride patterns) for one specialization of each example.
+SPECIALIZATIONS = {
+    "vector_add": (["f32", "1024"], [("a", [1]), ("b", [1]), ("c", [1])]),
+    "scaled_silu": (["bf16", "bf16", "512"], [("x", [1]), ("y", [1])]),
+    "row_softmax": (["f16", "f16", "1024"], [("x", [-1, 1]), ("y", [-1, 1])]),
+    "matmul": (["f16", "f16", "128", "128", "64"], [("A", [-1, 1]), ("B", [-1, 1]), ("C", [-1, 1])]),
+}
+
+
+class FakeCudaArray:
+    """A device array as `__cuda_array_interface__` describes it; nothing is ever launched on it."""
+
+    def __init__(self, shape, typestr="<f4", ptr=0x7000_0000, strides=None, readonly=False):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, readonly),
+                                         "strides": strides, "version": 3}
+
+
+def fakes(n=4096, typestr="<f4"):
+    return [FakeCudaArray((n,), typestr, ptr=0x7000_0000 + i * 0x10_0000) for i in range(3)]
+
+
+def test_extension_imports_without_gpu(examples_ext):
+    meta = json.loads(examples_ext.__tilebridge__)
+    assert sorted(meta["kernels"]) == ["matmul", "row_softmax", "scaled_silu", "vector_add"]
+    assert meta["kernels"]["matmul"]["params"][2] == {
+        "name": "C", "kind": "array", "rank": 2, "written": True, "tile": ["TM", "TN"], "dtype_class": "E1"}
+    for k in meta["kernels"]:
+        assert callable(getattr(examples_ext, k))
+
+
+def test_launch_without_gpu_raises_device_error(examples_ext):
+    with pytest.raises(tb.DeviceError, match="no CUDA driver"):
+        examples_ext.vector_add((4,), *fakes(), TILE=1024)
+
+
+@pytest.mark.parametrize("mutate, error, pattern", [
+    (lambda a: (a[0], FakeCudaArray((4096,), "<f2", 0x7100_0000), a[2]), tb.ArgumentError, "same dtype"),
+    (lambda a: fakes(typestr="<i4"), tb.ArgumentError, "was built for f32, f16, bf16"),
+    (lambda a: (FakeCudaArray((64, 64)), a[1], a[2]), tb.ArgumentError, "must have rank 1"),
+    (lambda a: (a[0], a[1], a[0]), tb.ArgumentError, "share memory"),
+    (lambda a: (a[0], a[1], FakeCudaArray((4096,), ptr=0x7200_0000, readonly=True)), tb.ArgumentError, "read-only"),
+    (lambda a: (FakeCudaArray((4096,), strides=(-4,)), a[1], a[2]), tb.ArgumentError, "negative stride"),
+    (lambda a: (FakeCudaArray((4096,), strides=(6,)), a[1], a[2]), tb.ArgumentError, "multiple of the element"),
+    (lambda a: (FakeCudaArray((1 << 31,)), a[1], a[2]), tb.ArgumentError, "32 bits"),
+    (lambda a: (__import__("numpy").zeros(4096, "float32"), a[1], a[2]), tb.ArgumentError, "host"),
+    (lambda a: ("not an array", a[1], a[2]), tb.ArgumentError, "must be a CUDA array"),
+])
+def test_bad_arguments_raise_python_errors(examples_ext, mutate, error, pattern):
+    with pytest.raises(error, match=pattern):
+        examples_ext.vector_add((4,), *mutate(fakes()), TILE=1024)
+
+
+@pytest.mark.parametrize("grid, tile, pattern", [((3,), 1024, r"grid must be \(4, 1, 1\)"), ((0,), 1024, "positive"),
+                                                 ((4, 1, 1, 1), 1024, "1 to 3"), ((5,), 1000, "power of two")])
+def test_bad_grid_or_tile(examples_ext, grid, tile, pattern):
+    with pytest.raises(tb.ArgumentError, match=pattern):
+        examples_ext.vector_add(grid, *fakes(), TILE=tile)
+
+
+def test_argument_errors_are_value_and_type_errors(examples_ext):
+    with pytest.raises(ValueError):
+        examples_ext.vector_add((3,), *fakes(), TILE=1024)
+    with pytest.raises(TypeError):  # PyO3's own check: a keyword is missing
+        examples_ext.vector_add((4,), *fakes())
+
+
+@pytest.mark.parametrize("kernel", sorted(SPECIALIZATIONS))
+def test_compiles_to_tile_ir_and_sm90_cubin(examples_ext, kernel, tmp_path, monkeypatch):
+    root = toolchain.cuda_root()
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(root))
+    generics, strides = SPECIALIZATIONS[kernel]
+    ir, bytecode = examples_ext._compile_only(kernel, generics, strides, "sm_90")
+    assert f"entry @{kernel}_entry" in ir
+    bc = tmp_path / f"{kernel}.bc"
+    bc.write_bytes(bytecode)
+    cubin = tmp_path / f"{kernel}.cubin"
+    proc = subprocess.run([str(root / "bin" / "tileiras"), "--gpu-name", "sm_90", "--opt-level", "3", "-o",
+                           str(cubin), str(bc)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert cubin.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_matmul_tile_ir_has_the_mma_loop(examples_ext, monkeypatch):
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ir, _ = examples_ext._compile_only("matmul", *SPECIALIZATIONS["matmul"])
+    assert "mmaf" in ir and " for " in ir
+
+
+def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    with pytest.raises(tb.KernelCompileError):
+        examples_ext._compile_only("vector_add", ["f32"], [("a", [1])], "sm_90")  # TILE missing
+    with pytest.raises(tb.ArgumentError, match="no kernel"):
+        examples_ext._compile_only("nope", [], [], "sm_90")
+
+
+def test_unchanged_build_is_a_no_op(examples_ext):
+    from conftest import EXAMPLES
+
+    t0 = time.perf_counter()
+    result = tbuild.build([str(p) for p in EXAMPLES], module="tilebridge_examples", quiet=True)
+    assert not result.rebuilt
+    assert time.perf_counter() - t0 < 10
+
+
+def test_build_failure_shows_the_compiler_message(tmp_path):
+    from conftest import REPO
+
+    crate = tb.translate(REPO / "examples" / "vector_add.py", module="broken_rs", runtime_path=tbuild.RUNTIME_CRATE)
+    assert "let pid: i32" in crate.files["src/tile_kernels.rs"]
+    crate.files["src/tile_kernels.rs"] = crate.files["src/tile_kernels.rs"].replace(
+        "let pid: i32", "let pid: NoSuchType")
+    tbuild.write_crate(crate, tmp_path / "broken", "test")
+    with pytest.raises(tb.BuildError) as info:
+        tbuild.build_crate(tmp_path / "broken", quiet=True)
+    assert "NoSuchType" in str(info.value) and "error" in str(info.value)
+    assert not (tmp_path / "broken" / tbuild.STAMP).exists()
+
+
+def test_cli_build_and_check_without_gpu(capsys):
+    from conftest import EXAMPLES
+    from tilebridge.cli import main
+
+    assert main(["check", *map(str, EXAMPLES), "-m", "tilebridge_examples"]) == 0
+    out = capsys.readouterr().out
+    assert "built and imported tilebridge_examples" in out

@@ -1,0 +1,120 @@
+"""Translation without building: golden output, rustfmt-clean code, and clear errors."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import tilebridge as tb
+from tilebridge.builder import RUNTIME_CRATE
+from tilebridge.codegen import frontend
+
+from conftest import EXAMPLES, REPO
+
+GOLDEN = REPO / "tests" / "golden"
+FIXTURE = Path(__file__).parent / "fixtures" / "unsupported.py"
+
+
+def generated(path: Path) -> dict[str, str]:
+    crate = tb.translate(path, runtime_path=RUNTIME_CRATE)
+    files = dict(crate.files)
+    # The runtime crate's location differs between checkouts.
+    files["Cargo.toml"] = files["Cargo.toml"].replace(RUNTIME_CRATE.as_posix(), "<tilebridge-runtime>")
+    return files
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_matches_golden(path):
+    """The generator still produces exactly the reviewed Rust (TILEBRIDGE_UPDATE_GOLDEN=1 rewrites it)."""
+    files = generated(path)
+    golden = GOLDEN / path.stem
+    if os.environ.get("TILEBRIDGE_UPDATE_GOLDEN"):
+        shutil.rmtree(golden, ignore_errors=True)
+        for name, text in files.items():
+            (golden / name).parent.mkdir(parents=True, exist_ok=True)
+            (golden / name).write_text(text)
+    expected = {str(p.relative_to(golden)): p.read_text() for p in golden.rglob("*") if p.is_file()}
+    assert sorted(files) == sorted(expected)
+    for name in files:
+        assert files[name] == expected[name], f"{path.stem}/{name} differs from tests/golden"
+
+
+def test_translation_is_deterministic():
+    assert generated(EXAMPLES[0]) == generated(EXAMPLES[0])
+
+
+@pytest.mark.skipif(shutil.which("rustfmt") is None, reason="rustfmt not installed")
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_rustfmt_clean(path, tmp_path):
+    for name, text in generated(path).items():
+        if name.endswith(".rs"):
+            f = tmp_path / Path(name).name
+            f.write_text(text)
+            proc = subprocess.run(["rustfmt", "--check", "--edition", "2021", str(f)], capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stdout
+
+
+def test_every_statement_points_to_its_python_line():
+    src = generated(REPO / "examples" / "matmul.py")["src/tile_kernels.rs"]
+    py = (REPO / "examples" / "matmul.py").read_text().splitlines()
+    comments = [l.strip() for l in src.splitlines() if l.strip().startswith("// matmul.py:")]
+    assert comments
+    for c in comments:
+        line = int(c.split(":")[1])
+        assert c.endswith(py[line - 1].strip()), c
+
+
+def test_safety_report():
+    meta = {name: k for name, k in __import__("json").loads(generated(REPO / "examples" / "row_softmax.py")[
+        "tilebridge.json"])["kernels"].items()}
+    assert meta["row_softmax"]["safe"] is False
+    assert "NegInf" in meta["row_softmax"]["unsafe_reasons"][0]
+    vadd = __import__("json").loads(generated(REPO / "examples" / "vector_add.py")["tilebridge.json"])
+    assert vadd["kernels"]["vector_add"]["safe"] is True
+    assert "unsafe" not in generated(REPO / "examples" / "vector_add.py")["src/tile_kernels.rs"]
+
+
+def _marked_line(kernel_name: str) -> int:
+    lines = FIXTURE.read_text().splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith(f"def {kernel_name}("))
+    marked = next(i for i in range(start, len(lines)) if "# <- here" in lines[i])
+    return marked + 1
+
+
+@pytest.mark.parametrize("kernel_name, construct", [
+    ("while_loop", "While statements"),
+    ("helper_call", "helper functions"),
+    ("gather", "ct.gather"),
+    ("store_in_loop", "inside a loop"),
+    ("swizzled_store", "not ct.bid(0)"),
+    ("float_constant", "ct.Constant[float]"),
+    ("computed_shape", "tile shapes must be"),
+    ("mixed_array_dtypes", "astype"),
+])
+def test_unsupported_constructs_name_file_line_and_construct(kernel_name, construct):
+    kernel = getattr(frontend.import_file(FIXTURE), kernel_name)
+    with pytest.raises(tb.TranslationError) as info:
+        tb.translate(kernel, runtime_path=RUNTIME_CRATE)
+    err = info.value
+    assert construct in str(err)
+    file, line, col = err.location.split(":")
+    assert file == "unsupported.py" and int(line) == _marked_line(kernel_name) and int(col) >= 1
+    assert err.construct and err.construct in str(err)
+
+
+def test_failed_translation_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEBRIDGE_BUILD_DIR", str(tmp_path / "builds"))
+    kernel = frontend.import_file(FIXTURE).while_loop
+    with pytest.raises(tb.TranslationError):
+        tb.build(kernel, quiet=True)
+    assert not (tmp_path / "builds").exists() or not any((tmp_path / "builds").iterdir())
+
+
+def test_cli_reports_translation_error(tmp_path, capsys):
+    from tilebridge.cli import main
+
+    assert main(["translate", str(FIXTURE), "-o", str(tmp_path / "crate")]) == 1
+    assert "TranslationError: unsupported.py:" in capsys.readouterr().err
+    assert not (tmp_path / "crate").exists()
