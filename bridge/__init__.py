@@ -14,9 +14,17 @@ from __future__ import annotations
 from .codegen import translate
 from .errors import (ArgumentError, BuildError, CheckError, DeviceError, KernelCompileError, LaunchError,
                      TilebridgeError, TranslationError)
+from .handles import Graph, Kernel, Kernels, Pending, Tensor, TensorBusyError
 from .runtime import build, launch, load
+
+
+def kernels(ext) -> Kernels:
+    """The extension's kernels with ownership-preserving launches (`.launch()` -> `Pending`)."""
+    return Kernels(ext)
+
 
 __version__ = "0.1.0"
 
-__all__ = ["translate", "build", "load", "launch", "TilebridgeError", "TranslationError", "BuildError",
+__all__ = ["translate", "build", "load", "launch", "kernels", "Tensor", "Kernel", "Kernels", "Pending", "Graph",
+           "TensorBusyError", "TilebridgeError", "TranslationError", "BuildError",
            "LaunchError", "ArgumentError", "KernelCompileError", "DeviceError", "CheckError"]

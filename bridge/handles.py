@@ -1,0 +1,478 @@
+"""Ownership-preserving handles: cuTile Rust's launch ownership, kept in Python.
+
+A `Tensor` handle owns device memory (a torch tensor underneath). A launch through a
+`Kernel` *lends* each handle to a `Pending` launch: outputs exclusively (write),
+inputs shared (read). Until the launch is synced, host access that could race the
+GPU raises `TensorBusyError`: no read, write or export of a write-lent handle, no
+write or export-for-write of a read-lent one. Launches themselves order through
+streams: a later launch on the same stream may take a lent handle (the stream orders
+them; the lend moves to the newer launch), and on another stream it first makes that
+stream wait for the earlier launch's event. An error anywhere in a launch leaves
+every handle as it was. Dropping an unsynced `Pending` waits for it and warns.
+
+The state machine talks to the GPU only through a small backend (`TorchBackend`),
+so it is tested with a fake one; `tests/test_handles.py` does so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import warnings
+import weakref
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+from .errors import ArgumentError, LaunchError
+from .runtime import kernel_info
+
+
+class TensorBusyError(LaunchError):
+    """A handle is lent to a launch that has not been synced."""
+
+
+class Event(Protocol):
+    def query(self) -> bool: ...
+
+    def synchronize(self) -> None: ...
+
+
+class Backend(Protocol):
+    """What the state machine needs from the GPU runtime."""
+
+    def current_stream(self, device: int) -> Any: ...
+
+    def record(self, stream: Any) -> Event: ...
+
+    def wait(self, stream: Any, event: Event) -> None: ...
+
+    def stream_id(self, stream: Any) -> int: ...
+
+    def capturing(self, stream: Any) -> bool: ...
+
+
+class TorchBackend:
+    """torch streams and events."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.torch = torch
+        self._free_events: list[Any] = []  # creating a CUDA event per launch costs microseconds
+
+    def current_stream(self, device: int) -> Any:
+        return self.torch.cuda.current_stream(device)
+
+    def as_stream(self, stream: Any, device: int) -> Any:
+        if stream is None:
+            return self.current_stream(device)
+        if isinstance(stream, self.torch.cuda.Stream):
+            return stream
+        if isinstance(stream, int):
+            return self.torch.cuda.ExternalStream(stream, device=device)
+        if hasattr(stream, "ptr"):  # a CuPy stream
+            return self.torch.cuda.ExternalStream(stream.ptr, device=device)
+        raise ArgumentError("stream must be an int (a CUstream), a torch.cuda.Stream or a cupy.cuda.Stream")
+
+    def record(self, stream: Any) -> Event:
+        event = self._free_events.pop() if self._free_events else self.torch.cuda.Event()
+        event.record(stream)
+        return event
+
+    def recycle(self, event: Event) -> None:
+        """Takes back an event that has completed and that nothing refers to any more."""
+        if len(self._free_events) < 256:
+            self._free_events.append(event)
+
+    def wait(self, stream: Any, event: Event) -> None:
+        stream.wait_event(event)
+
+    def stream_id(self, stream: Any) -> int:
+        return stream.cuda_stream
+
+    def capturing(self, stream: Any) -> bool:
+        return self.torch.cuda.is_current_stream_capturing()
+
+
+_LOCK = threading.RLock()  # guards every handle's lending state
+_IDS = itertools.count(1)
+
+
+class Tensor:
+    """A device array whose ownership follows cuTile Rust's launch rules."""
+
+    def __init__(self, array: Any):
+        self._array = array  # a torch tensor (or CuPy array) that owns the memory
+        # Weak: dropping the last reference to a Pending must reach its finalizer (wait, warn).
+        self._writer: weakref.ref[Pending] | None = None
+        self._readers: list[weakref.ref[Pending]] = []
+        self.name = f"tensor#{next(_IDS)}"
+
+    # -- allocation --
+    @staticmethod
+    def _torch():
+        import torch
+
+        return torch
+
+    @classmethod
+    def empty(cls, shape, dtype="float32", device: int = 0) -> "Tensor":
+        torch = cls._torch()
+        return cls(torch.empty(shape, dtype=getattr(torch, dtype) if isinstance(dtype, str) else dtype,
+                               device=f"cuda:{device}"))
+
+    @classmethod
+    def zeros(cls, shape, dtype="float32", device: int = 0) -> "Tensor":
+        t = cls.empty(shape, dtype, device)
+        t._array.zero_()
+        return t
+
+    @classmethod
+    def full(cls, shape, value, dtype="float32", device: int = 0) -> "Tensor":
+        t = cls.empty(shape, dtype, device)
+        t._array.fill_(value)
+        return t
+
+    @classmethod
+    def from_torch(cls, t) -> "Tensor":
+        """Takes a CUDA torch tensor (shared, not copied; keep using it only through the handle)."""
+        return cls(t)
+
+    @classmethod
+    def from_cupy(cls, a) -> "Tensor":
+        return cls(a)
+
+    @classmethod
+    def from_numpy(cls, a, device: int = 0) -> "Tensor":
+        return cls(cls._torch().as_tensor(a, device=f"cuda:{device}"))
+
+    # -- metadata (always allowed: no memory is touched) --
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._array.shape)
+
+    @property
+    def dtype(self):
+        return self._array.dtype
+
+    @property
+    def device(self):
+        return self._array.device
+
+    def stride(self) -> tuple[int, ...]:
+        s = self._array.stride
+        return tuple(s() if callable(s) else (x // self._array.itemsize for x in s))
+
+    # -- state --
+    @property
+    def state(self) -> str:
+        with _LOCK:
+            self._forget_done()
+            if self._writer is not None:
+                return "write-lent"
+            return "read-lent" if self._readers else "ready"
+
+    def _forget_done(self) -> None:
+        if _live(self._writer) is None:
+            self._writer = None
+        self._readers = [r for r in self._readers if _live(r) is not None]
+
+    @property
+    def writer(self) -> "Pending | None":
+        """The unsynced launch this handle is write-lent to, if any."""
+        with _LOCK:
+            return _live(self._writer)
+
+    @property
+    def readers(self) -> "list[Pending]":
+        """The unsynced launches this handle is read-lent to."""
+        with _LOCK:
+            return [p for p in map(_live, self._readers) if p is not None]
+
+    def _busy(self, access: str, holder: "Pending", mode: str) -> TensorBusyError:
+        return TensorBusyError(
+            f"{self.name} is lent to launch #{holder.id} ({holder.kernel}, {mode}) on stream {holder.stream_label}; "
+            f"{access} it after pending.sync() (or pass it to a launch on that stream, which orders after it)")
+
+    def _check_host(self, access: str, write: bool) -> None:
+        with _LOCK:
+            self._forget_done()
+            writer = _live(self._writer)
+            if writer is not None:
+                raise self._busy(access, writer, "write")
+            readers = self.readers
+            if write and readers:
+                raise self._busy(access, readers[0], "read")
+
+    # -- host access and export --
+    def torch(self):
+        """The underlying torch tensor, zero-copy (only while no launch writes it)."""
+        self._check_host("export", write=True)
+        if hasattr(self._array, "data_ptr"):
+            return self._array
+        return self._torch().from_dlpack(self._array)
+
+    def cupy(self):
+        """A CuPy view through DLPack, zero-copy (only while no launch writes it)."""
+        self._check_host("export", write=True)
+        import cupy
+
+        return cupy.from_dlpack(self._array)
+
+    def numpy(self):
+        """A host copy (only while no launch writes it)."""
+        self._check_host("read", write=False)
+        t = self.torch_unchecked()
+        return t.cpu().numpy() if hasattr(t, "cpu") else t.get()
+
+    def torch_unchecked(self):
+        return self._array
+
+    def __repr__(self) -> str:
+        return f"<tilebridge.Tensor {self.name} {self.shape} {self.dtype} {self.state}>"
+
+
+def _live(ref: "weakref.ref[Pending] | None") -> "Pending | None":
+    p = ref() if ref is not None else None
+    return p if p is not None and not p.synced else None
+
+
+class Pending:
+    """A launch in flight. `sync()` waits and returns the arguments in signature order."""
+
+    def __init__(self, kernel: str, stream: Any, backend: Backend, args: list[Any]):
+        self.id = next(_IDS)
+        self.kernel = kernel
+        self.stream = stream
+        self.backend = backend
+        self.args = args  # strong references: borrowed arrays stay alive until synced
+        self.event: Event | None = None
+        self.synced = False
+        self.graph = None  # set when captured into a Graph, which then owns the lends
+
+    @property
+    def stream_label(self) -> str:
+        return hex(self.backend.stream_id(self.stream))
+
+    def done(self) -> bool:
+        """True once the GPU finished; the lends are then returned."""
+        if self.synced:
+            return True
+        if self.event is not None and self.event.query():
+            self._release()
+            return True
+        return False
+
+    def sync(self) -> tuple:
+        """Waits for the launch, returns every lent handle, and gives back the arguments."""
+        if not self.synced:
+            if self.graph is not None:
+                raise TensorBusyError(f"launch #{self.id} ({self.kernel}) belongs to a graph; its handles are "
+                                      "returned when the graph is released")
+            if self.event is not None:
+                self.event.synchronize()
+            self._release()
+        return tuple(self.args)
+
+    def _recycle_event(self) -> None:
+        event, self.event = self.event, None
+        recycle = getattr(self.backend, "recycle", None)
+        if event is not None and recycle is not None:
+            recycle(event)
+
+    def __await__(self):
+        async def wait():
+            while not self.done():
+                await asyncio.sleep(5e-5)
+            return self.sync()
+
+        return wait().__await__()
+
+    def _release(self) -> None:
+        with _LOCK:
+            self.synced = True
+        # Later launches on other streams only wait on events of unsynced launches,
+        # so a completed launch's event can serve again.
+        self._recycle_event()
+
+    def __del__(self):
+        if not getattr(self, "synced", True) and self.graph is None:
+            warnings.warn(f"launch #{self.id} ({self.kernel}) was dropped without sync(); waiting for it",
+                          ResourceWarning, stacklevel=2)
+            try:
+                self.sync()
+            except Exception:  # never raise from a finalizer
+                pass
+
+
+@dataclass
+class _Lend:
+    handle: Tensor
+    write: bool
+    prev_writer: "weakref.ref[Pending] | None"
+    prev_readers: "list[weakref.ref[Pending]]"
+
+
+def lend(handles: Sequence[tuple[Tensor, bool]], pending: Pending, backend: Backend) -> list[_Lend]:
+    """Lends each (handle, write) to `pending`, making its stream wait where another stream
+    holds the handle. Returns what `restore` needs to undo it; raises before changing
+    anything if a handle appears twice with a write."""
+    seen: dict[int, bool] = {}
+    for h, write in handles:
+        if id(h) in seen and (write or seen[id(h)]):
+            raise ArgumentError(f"{h.name} is passed twice to {pending.kernel} and written; an output must not "
+                                "alias another argument")
+        seen[id(h)] = write or seen.get(id(h), False)
+    sid = backend.stream_id(pending.stream)
+    lends = []
+    with _LOCK:
+        for h, write in handles:
+            h._forget_done()
+            writer = _live(h._writer)
+            holders = ([writer] if writer else []) + (h.readers if write else [])
+            for holder in holders:
+                if backend.stream_id(holder.stream) != sid and holder.event is not None:
+                    backend.wait(pending.stream, holder.event)
+            lends.append(_Lend(h, write, h._writer, list(h._readers)))
+            if write:
+                h._writer, h._readers = weakref.ref(pending), []
+            else:
+                h._readers.append(weakref.ref(pending))
+    return lends
+
+
+def restore(lends: list[_Lend]) -> None:
+    """Undoes `lend` exactly (after a failed launch)."""
+    with _LOCK:
+        for entry in reversed(lends):
+            entry.handle._writer = entry.prev_writer
+            entry.handle._readers = entry.prev_readers
+
+
+class Kernel:
+    """A launcher with ownership: `kernel.launch(...)` -> Pending; `kernel(...)` launches and syncs."""
+
+    def __init__(self, ext: Any, name: str, backend: Backend | None = None):
+        self.ext = ext
+        self.name = name
+        self.params = kernel_info(ext, name)["params"]
+        self._launcher = getattr(ext, name)
+        self._backend = backend
+        self._positional = [p for p in self.params if p["kind"] != "constant"]
+        self._written = [bool(p.get("written")) for p in self._positional]
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = TorchBackend()
+        return self._backend
+
+    def launch(self, grid: Any, *args: Any, stream: Any = None, **constants: Any) -> Pending:
+        if len(args) != len(self._positional):
+            raise ArgumentError(f"{self.name} takes {len(self._positional)} positional arguments "
+                                f"({', '.join(p['name'] for p in self._positional)}), got {len(args)}")
+        backend = self.backend
+        handles, raw = [], []
+        for value, written in zip(args, self._written):
+            if isinstance(value, Tensor):
+                handles.append((value, written))
+                raw.append(value._array)
+            else:
+                raw.append(value)
+        device = next((d for d in map(_device_of, raw) if d is not None), 0)
+        stream = backend.as_stream(stream, device) if hasattr(backend, "as_stream") else (
+            stream if stream is not None else backend.current_stream(device))
+        pending = Pending(self.name, stream, backend, list(args))
+        lends = lend(handles, pending, backend)
+        graph = _CAPTURING.get(threading.get_ident()) if _CAPTURING else None
+        try:
+            self._launcher(grid, *raw, stream=stream, sync=False, **constants)
+            if graph is not None and backend.capturing(stream):
+                pending.graph = graph
+            else:
+                pending.event = backend.record(stream)
+        except BaseException:
+            restore(lends)
+            pending.synced = True  # nothing is in flight
+            raise
+        if pending.graph is not None:
+            pending.graph.pendings.append(pending)
+        return pending
+
+    def __call__(self, grid: Any, *args: Any, stream: Any = None, **constants: Any) -> tuple:
+        return self.launch(grid, *args, stream=stream, **constants).sync()
+
+
+def _device_of(array: Any) -> int | None:
+    device = getattr(array, "device", None)
+    for attr in ("index", "id"):  # torch.device.index, cupy Device.id
+        value = getattr(device, attr, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+class Kernels:
+    """The kernels of an extension as `Kernel` objects: `tb.kernels(ext).matmul.launch(...)`."""
+
+    def __init__(self, ext: Any, backend: Backend | None = None):
+        import json
+
+        self._ext = ext
+        for name in json.loads(ext.__tilebridge__)["kernels"]:
+            setattr(self, name, Kernel(ext, name, backend))
+
+
+_CAPTURING: dict[int, "Graph"] = {}
+
+
+class Graph:
+    """Launches captured on a stream and replayed; the graph holds their handles while it lives.
+
+        with tb.Graph() as g:          # torch.cuda.graph underneath
+            k1.launch(...); k2.launch(...)
+        g.replay()
+        g.release()                    # returns the handles (also on garbage collection)
+
+    Launch every kernel once before capturing: the first launch of a specialization runs the
+    JIT, which cannot happen during capture.
+    """
+
+    def __init__(self, stream: Any = None):
+        import torch
+
+        self.torch = torch
+        self.graph = torch.cuda.CUDAGraph()
+        self.stream = stream
+        self.pendings: list[Pending] = []
+        self._ctx = None
+
+    def __enter__(self) -> "Graph":
+        # Relaxed, as cutile's own CudaGraph capture: its launch path makes driver calls that
+        # the default (global) mode counts as unsafe during a capture.
+        self._ctx = self.torch.cuda.graph(self.graph, stream=self.stream, capture_error_mode="relaxed")
+        self._ctx.__enter__()
+        _CAPTURING[threading.get_ident()] = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _CAPTURING.pop(threading.get_ident(), None)
+        self._ctx.__exit__(*exc)
+        if exc[0] is not None:
+            self.release()
+
+    def replay(self) -> None:
+        self.graph.replay()
+
+    def release(self) -> None:
+        """Waits for the last replay and returns every handle the graph holds."""
+        self.torch.cuda.synchronize()
+        for p in self.pendings:
+            p.graph = None
+            p.synced = True
+        self.pendings = []
+
+    def __del__(self):
+        if getattr(self, "pendings", None):
+            self.release()
