@@ -68,6 +68,18 @@ def test_bad_arguments_raise_python_errors(examples_ext, mutate, error, pattern)
         examples_ext.vector_add((4,), *mutate(fakes()), TILE=1024)
 
 
+class _Device:
+    def __init__(self, id):
+        self.id = id
+
+
+def test_arrays_on_different_devices_raise(examples_ext):
+    a, b, c = fakes()
+    b.device = _Device(1)  # as a CuPy array on cuda:1 reports it
+    with pytest.raises(tb.ArgumentError, match="is on cuda:1, but earlier arguments are on cuda:0"):
+        examples_ext.vector_add((4,), a, b, c, TILE=1024)
+
+
 @pytest.mark.parametrize("grid, tile, pattern", [((3,), 1024, r"grid must be \(4, 1, 1\)"), ((0,), 1024, "positive"),
                                                  ((4, 1, 1, 1), 1024, "1 to 3"), ((5,), 1000, "power of two")])
 def test_bad_grid_or_tile(examples_ext, grid, tile, pattern):
