@@ -12,6 +12,7 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -145,16 +146,25 @@ def build(
     return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh)
 
 
+_KEY = re.compile(rb'"build_key": "([0-9a-f]{16})"')
+
+
 def installed_key(module: str) -> str | None:
-    """The build key of the installed extension `module`, if one is importable."""
+    """The build key of the installed extension `module`, read from its binary without
+    importing it (an imported extension cannot be replaced in the same process)."""
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return None
-    if spec is None:
+    if spec is None or spec.origin is None:
         return None
-    ext = sys.modules.get(module) or importlib.import_module(module)
-    return json.loads(getattr(ext, "__tilebridge__", "{}")).get("build_key")
+    origin = Path(spec.origin)
+    binaries = [origin] if origin.suffix == ".so" else sorted(origin.parent.glob(f"{module}*.so"))
+    for binary in binaries:
+        m = _KEY.search(binary.read_bytes())
+        if m:
+            return m.group(1).decode()
+    return None
 
 
 def expected_key(target: Any, *, module: str | None = None,

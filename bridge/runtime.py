@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 import warnings
 from typing import Any, Mapping, Sequence
 
@@ -34,7 +35,11 @@ def build(target: Any, *, out_dir=None, module: str | None = None,
         warnings.warn(f"tilebridge has no Rust sources here (installed from a wheel): using the installed "
                       f"{name} as it is", stacklevel=2)
     elif installed != key:
+        loaded = sys.modules.get(name)
         _build.build(target, out_dir=out_dir, module=module, dtypes=dtypes, quiet=quiet)
+        if loaded is not None:
+            raise BuildError(f"{name} was rebuilt, but this process already imported the previous build, and an "
+                             "extension module cannot be reloaded: restart Python to use the new one")
     return load(name)
 
 

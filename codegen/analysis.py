@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
+import textwrap
+import types
 import typing
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from . import ir
@@ -111,6 +115,7 @@ class Val:
     py: Any = None  # const: the Python value; dtype: its name; static: the object; tuple: [Val]
     dim: ir.Dim | None = None  # a scalar that may stand in a tile shape (a Constant parameter)
     bid_axis: int | None = None  # this scalar is exactly ct.bid(axis)
+    nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
 
     @property
     def shape(self) -> tuple[ir.Dim, ...]:
@@ -170,7 +175,11 @@ class Translator:
         self.lines: set[int] = set()
         self.line = src.func.lineno
         self.uses: dict[str, _ArrayUse] = {}
+        self.loop_assigned: set[str] = set()
         self.temps: set[str] = set()
+        self.globals: dict[str, Any] = src.globals  # the inlined helper's, while inlining one
+        self.inlining: list[str] = []  # helpers being inlined, innermost last
+        self.depth_base = 0  # loop depth of the call being inlined
 
     # ---- errors and names ------------------------------------------------------------------
 
@@ -192,6 +201,11 @@ class Translator:
         self._check_signature(fn)
         self._params(fn)
         self._scan_array_uses(fn)
+        # Names a loop reassigns may hold any value there: no facts about them survive.
+        self.loop_assigned = {t.id for loop in ast.walk(fn) if isinstance(loop, (ast.For, ast.While))
+                              for st in ast.walk(loop) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                              for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                              if isinstance(t, ast.Name)}
         body: list[ir.Stmt] = []
         self._block(fn.body, body, docstring_ok=True)
         for p in self.arrays.values():
@@ -226,8 +240,8 @@ class Translator:
     def _eval_static(self, node: ast.expr) -> Any:
         """Evaluates a name/attribute/subscript chain against the kernel's globals."""
         if isinstance(node, ast.Name):
-            if node.id in self.src.globals:
-                return self.src.globals[node.id]
+            if node.id in self.globals:
+                return self.globals[node.id]
             if hasattr(builtins, node.id):
                 return getattr(builtins, node.id)
             raise self.error(node, "unknown name")
@@ -254,7 +268,12 @@ class Translator:
             is_const = any(type(m).__name__ == "ConstantAnnotation" for m in meta)
             scalar_meta = next((m for m in meta if type(m).__name__ == "ScalarAnnotation"), None)
             rname = rust_name(name)
-            if is_const:
+            if is_const and base is float:
+                # cutile has no float const generics: the value becomes a runtime f32, which
+                # cuTile Python's launch passes the same way (by keyword here).
+                param = ir.ScalarParam(name, "f32", constant=True)
+                val = Val("scalar", ir.ScalarType("f32"), ir.Var(rname))
+            elif is_const:
                 kind = {int: "i32", bool: "bool"}.get(base)
                 if kind is None:
                     raise self.error(arg, f"ct.Constant[{getattr(base, '__name__', base)}] is not supported yet; "
@@ -321,7 +340,53 @@ class Translator:
 
     @property
     def depth(self) -> int:
-        return len(self.scopes) - 1
+        return self.depth_base + len(self.scopes) - 1
+
+    def _inline(self, node: ast.Call, func: types.FunctionType, out: list[ir.Stmt], hint: str) -> Val:
+        """Inlines a helper function: its body is translated in place, with its parameters
+        bound to the call's values and its locals renamed apart from the caller's."""
+        try:
+            same_file = Path(inspect.getsourcefile(func) or "").resolve() == Path(self.src.filename).resolve()
+            lines, first = inspect.getsourcelines(func)
+        except (OSError, TypeError):
+            raise self.error(node, "the source of this helper function is not available") from None
+        if not same_file:
+            raise self.error(node, "helpers defined in another file are not supported yet")
+        if func.__name__ in self.inlining:
+            raise self.error(node, "recursive helper functions cannot be inlined")
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        ast.increment_lineno(tree, first - 1)
+        fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise self.error(node, "helpers with *args, **kwargs or keyword-only parameters are not supported yet")
+        names = [p.arg for p in a.args]
+        bound = self._args(node, names, len(names) - len(a.defaults))
+        values = {n: self.expr(v, out, hint) for n, v in bound.items()}
+        saved_globals = self.globals
+        self.globals = func.__globals__
+        for n, d in zip(names[len(names) - len(a.defaults):], a.defaults):
+            values.setdefault(n, self.expr(d, out, hint))
+        body = fdef.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # docstring
+        if not body or not isinstance(body[-1], ast.Return) or any(
+                isinstance(n, ast.Return) for st in body[:-1] for n in ast.walk(st)):
+            self.globals = saved_globals
+            raise self.error(node, "helpers must end in their only return statement")
+        saved_scopes, saved_base, saved_line = self.scopes, self.depth_base, self.line
+        self.depth_base = self.depth
+        self.scopes = [{n: _Binding(v, None, self.depth_base) for n, v in values.items()}]
+        self.inlining.append(func.__name__)
+        try:
+            self._block(body[:-1], out)
+            ret = body[-1].value
+            result = self.expr(ret, out, hint) if ret is not None else Val("const", py=None)
+        finally:
+            self.inlining.pop()
+            self.scopes, self.depth_base, self.globals = saved_scopes, saved_base, saved_globals
+            self.line = saved_line
+        return result
 
     def lookup(self, name: str) -> _Binding | None:
         for scope in reversed(self.scopes):
@@ -386,16 +451,20 @@ class Translator:
                 raise self.error(target, "rebinding a runtime value to a compile-time value is not supported")
             self.scopes[-1][name] = _Binding(val, None, self.depth)
             return
+        if name in self.loop_assigned or self.inlining:
+            val = replace(val, nonneg=False, bid_axis=None)
         rname = rust_name(name)
         if prev is not None and prev.let is not None and prev.depth < self.depth:
             self._check_carried(target, prev, val)
             # Assigned inside a loop, defined outside: a loop-carried `let mut`.
             prev.let.mutable = True
-            out.append(ir.Assign(rname, val.expr, target.lineno))
-            prev.val = replace(prev.val, bid_axis=None)
+            out.append(ir.Assign(prev.let.name, val.expr, target.lineno))
+            prev.val = replace(prev.val, bid_axis=None, nonneg=prev.val.nonneg and val.nonneg)
             return
         if prev is not None and prev.let is None and prev.val.kind in ("array", "scalar"):
             raise self.error(target, f"assigning to the parameter '{name}' is not supported")
+        if self.inlining:  # a helper's locals must not shadow the caller's
+            rname = self.fresh(rname)
         last = out[-1] if out else None
         if isinstance(last, ir.Let) and last.name in self.temps and val.expr == ir.Var(last.name):
             # The value was just bound to a temporary: give that binding the Python name.
@@ -405,7 +474,8 @@ class Translator:
             let = ir.Let(rname, val.type, val.expr, target.lineno)
             out.append(let)
         self.scopes[-1][name] = _Binding(
-            Val(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis), let, self.depth)
+            Val(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg), let,
+            self.depth)
 
     def _check_carried(self, target: ast.Name, prev: _Binding, val: Val) -> None:
         if prev.val.type != val.type:
@@ -421,14 +491,17 @@ class Translator:
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.error(it, "only `for ... in range(...)` loops are supported")
-        bounds = [self._i32(self.expr(a, out), a) for a in it.args]
+        bound_vals = [self.expr(a, out) for a in it.args]
+        bounds = [self._i32(v, a) for v, a in zip(bound_vals, it.args)]
+        start_nonneg = len(bound_vals) == 1 or self._nonneg(bound_vals[0])
         start, stop, step = (ir.Lit("0i32"), bounds[0], None) if len(bounds) == 1 else (
             bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
         if step is not None and isinstance(step, ir.Lit) and step.text == "1i32":
             step = None
         var = rust_name(node.target.id)
         body: list[ir.Stmt] = []
-        self.scopes.append({node.target.id: _Binding(Val("scalar", ir.ScalarType("i32"), ir.Var(var)), None, self.depth + 1)})
+        loop_var = Val("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg)
+        self.scopes.append({node.target.id: _Binding(loop_var, None, self.depth + 1)})
         self._block(node.body, body)
         self.scopes.pop()
         out.append(ir.For(var, start, stop, step, body, node.lineno))
@@ -456,7 +529,24 @@ class Translator:
             return self._unary(node, self.expr(node.operand, out, hint), out, hint)
         if isinstance(node, ast.Call):
             return self._call(node, out, hint)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, out, hint)
         raise self.error(node, f"{type(node).__name__} expressions are not supported yet")
+
+    def _subscript(self, node: ast.Subscript, out: list[ir.Stmt], hint: str) -> Val:
+        base = self.expr(node.value, out, hint)
+        index = self.expr(node.slice, out)
+        if base.kind == "tuple" and index.kind == "const" and isinstance(index.py, int):
+            try:
+                return base.py[index.py]
+            except IndexError:
+                raise self.error(node, "tuple index out of range") from None
+        if base.kind == "static":
+            try:
+                return self._static(base.py[index.py], node)
+            except Exception:
+                raise self.error(node, "cannot index this value") from None
+        raise self.error(node, f"indexing a {base.kind} is not supported yet")
 
     def _static(self, obj: Any, node: ast.AST) -> Val:
         if isinstance(obj, (bool, int, float)):
@@ -477,6 +567,15 @@ class Translator:
             return Val("dtype", py=f"${base.py}" if base.kind == "array" else base.dtype)
         if node.attr == "shape" and base.kind == "tile":
             return Val("tuple", py=[self._dim_val(d) for d in base.shape])
+        if node.attr == "shape" and base.kind == "array":
+            array = self.arrays[base.py]
+            if not array.rank:
+                raise self.error(node, f"the rank of '{array.name}' is not known here; load or store it first")
+            shape = ir.Method(base.expr, "shape")
+            return Val("tuple", py=[Val("scalar", ir.ScalarType("i32"), ir.Subscript(shape, i), nonneg=True)
+                                    for i in range(array.rank)])
+        if node.attr == "ndim" and base.kind == "array" and self.arrays[base.py].rank:
+            return Val("const", py=self.arrays[base.py].rank)
         raise self.error(node, f"attribute '.{node.attr}' of a {base.kind} is not supported yet")
 
     def _dim_val(self, d: ir.Dim) -> Val:
@@ -609,15 +708,59 @@ class Translator:
 
     # -- operators --
 
+    def _nonneg(self, v: Val) -> bool:
+        if v.kind == "const":
+            return isinstance(v.py, (int, float)) and v.py >= 0
+        return v.nonneg
+
     def _binop(self, node: ast.BinOp, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
+        if lhs.kind == "const" and rhs.kind == "const":
+            return Val("const", py=_fold(node.op, lhs.py, rhs.py))
+        if isinstance(node.op, ast.Mod):
+            return self._scalar_mod(node, lhs, rhs, out, hint)
         op = _RUST_OPS.get(type(node.op))
         if op is None:
             raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
-        if lhs.kind == "const" and rhs.kind == "const":
-            return Val("const", py=_fold(node.op, lhs.py, rhs.py))
         if "tile" in (lhs.kind, rhs.kind):
             return self._tile_binop(node, op, lhs, rhs, out, hint)
-        return self._scalar_binop(node, op, lhs, rhs)
+        if isinstance(node.op, ast.FloorDiv):
+            self._require_positive(rhs)
+        val = self._scalar_binop(node, op, lhs, rhs)
+        if not isinstance(node.op, ast.Sub):
+            val.nonneg = self._nonneg(lhs) and self._nonneg(rhs)
+        return val
+
+    def _require_positive(self, divisor: Val) -> None:
+        """A ct.Constant divisor is checked positive at launch, which makes quotients and
+        remainders of non-negative values non-negative."""
+        if divisor.kind == "scalar" and divisor.dim is not None:
+            for p in self.params:
+                if isinstance(p, ir.ConstParam) and p.name == divisor.dim:
+                    p.positive = True
+            divisor.nonneg = True
+
+    def _scalar_mod(self, node: ast.BinOp, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
+        if "tile" in (lhs.kind, rhs.kind):
+            raise self.error(node, "% on tiles is not supported yet")
+        self._require_positive(rhs)
+        rem = self._scalar_binop(node, "%", lhs, rhs)
+        if rem.dtype not in ("i32", "i64"):
+            raise self.error(node, "% of floats is not supported yet")
+        if self._nonneg(lhs) and self._nonneg(rhs) and not (rhs.kind == "const" and rhs.py == 0):
+            rem.nonneg = True
+            return rem  # C's remainder equals Python's for non-negative operands
+        # Python's % takes the sign of the divisor: r + b where r != 0 and sign(r) != sign(b).
+        dt = rem.dtype
+        r = self._bind_temp(out, f"{hint}_rem", ir.ScalarType(dt), rem.expr)
+        divisor = rem.expr.rhs
+        zero = ir.Lit(f"0{dt}")
+        if self._nonneg(rhs):  # a positive divisor: only a negative remainder needs the divisor added
+            wrong_sign: ir.Expr = ir.Binary("<", r.expr, zero)
+        else:
+            wrong_sign = ir.Binary("&&", ir.Binary("!=", r.expr, zero),
+                                   ir.Binary("!=", ir.Binary("<", r.expr, zero), ir.Binary("<", divisor, zero)))
+        return self._bind_temp(out, f"{hint}_mod", ir.ScalarType(dt),
+                               ir.If(wrong_sign, ir.Binary("+", r.expr, divisor), r.expr))
 
     def _scalar_binop(self, node: ast.BinOp, op: str, lhs: Val, rhs: Val) -> Val:
         dtype = lhs.dtype if lhs.kind == "scalar" else rhs.dtype
@@ -696,8 +839,10 @@ class Translator:
             return handler(node, out, hint)
         if target in (min, max):
             raise self.error(node, "builtin min/max are not supported yet")
+        if isinstance(target, types.FunctionType):
+            return self._inline(node, target, out, hint)
         if callable(target):
-            raise self.error(node, "calls to helper functions are not supported yet")
+            raise self.error(node, "calls to this kind of function are not supported")
         raise self.error(node, "this call is not supported")
 
     def _args(self, node: ast.Call, names: list[str], required: int) -> dict[str, ast.expr]:
@@ -756,16 +901,17 @@ class Translator:
         axis = self._int_const(self.expr(self._args(node, ["axis"], 1)["axis"], out), node)
         if axis not in (0, 1, 2):
             raise self.error(node, "ct.bid axis must be 0, 1 or 2")
-        return Val("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_tile_block_id"), str(axis)), bid_axis=axis)
+        return Val("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_tile_block_id"), str(axis)), bid_axis=axis,
+                   nonneg=True)
 
     def _ct_num_blocks(self, node: ast.Call, out, hint) -> Val:
         axis = self._int_const(self.expr(self._args(node, ["axis"], 1)["axis"], out), node)
         if axis not in (0, 1, 2):
             raise self.error(node, "ct.num_blocks axis must be 0, 1 or 2")
-        return Val("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_num_tile_blocks"), str(axis)))
+        return Val("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_num_tile_blocks"), str(axis)), nonneg=True)
 
     def _index(self, node: ast.expr, out: list[ir.Stmt]) -> list[Val]:
-        val = self.expr(node, out)
+        val = self.expr(node, out, hint="index")
         items = val.py if val.kind == "tuple" else [val]
         for item in items:
             self._i32(item, node)
@@ -967,7 +1113,16 @@ class Translator:
         if axis < 0:
             axis += len(shape)
         part = self._partition(array, shape, None)
-        return Val("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))))
+        return Val("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))),
+                   nonneg=True)
+
+    def _ct_arange(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["size", "dtype"], 1)
+        shape = self._dims(ast.copy_location(ast.Tuple(elts=[args["size"]], ctx=ast.Load()), node), out)
+        dtype = self._dtype_arg(args["dtype"], out) if "dtype" in args else "i32"
+        if dtype not in ("i32", "i64"):
+            raise self.error(node, "ct.arange of a float dtype is not supported yet")
+        return self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
 
     def _ct_cdiv(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["a", "b"], 2)
@@ -1002,6 +1157,8 @@ def _cutile_dtype(d: Any) -> str:
 
 
 def _fold(op: ast.operator, a: Any, b: Any) -> Any:
+    if isinstance(op, ast.Mod):
+        return a % b
     if isinstance(op, ast.Add):
         return a + b
     if isinstance(op, ast.Sub):

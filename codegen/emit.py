@@ -35,7 +35,8 @@ _RUST_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "f64": "f64", "i32": 
 _ELEM_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64", "i32": "I32", "i64": "I64",
                   "i16": "I16", "i8": "I8", "u8": "U8", "bool": "Bool", "f8e4m3fn": "F8E4M3FN",
                   "f8e5m2": "F8E5M2"}
-_PRECEDENCE = {"*": 3, "/": 3, "%": 3, "+": 2, "-": 2}
+_PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<": 3, ">": 3, "<=": 3, ">=": 3, "==": 3, "!=": 3,
+               "&&": 2, "||": 1}
 
 
 # ---- Rust text of IR types and expressions -----------------------------------------------
@@ -68,8 +69,15 @@ def rust_expr(e: ir.Expr, parent_prec: int = 0, right: bool = False) -> str:
         return f"{rust_expr(e.recv, 9)}.{e.name}"
     if isinstance(e, ir.Binary):
         prec = _PRECEDENCE[e.op]
-        text = f"{rust_expr(e.lhs, prec)} {e.op} {rust_expr(e.rhs, prec, right=True)}"
+        # Rust comparisons do not chain: a comparison operand of a comparison gets parentheses.
+        child = prec + 1 if prec == _PRECEDENCE["=="] else prec
+        text = f"{rust_expr(e.lhs, child)} {e.op} {rust_expr(e.rhs, child, right=True)}"
         return f"({text})" if prec < parent_prec or (right and prec == parent_prec) else text
+    if isinstance(e, ir.Subscript):
+        return f"{rust_expr(e.recv, 9)}[{e.index}]"
+    if isinstance(e, ir.If):
+        text = f"if {rust_expr(e.cond)} {{ {rust_expr(e.then)} }} else {{ {rust_expr(e.other)} }}"
+        return f"({text})" if parent_prec else text
     if isinstance(e, ir.Index):
         return f"[{', '.join(rust_expr(i) for i in e.items)}]"
     if isinstance(e, ir.Ref):
@@ -151,9 +159,9 @@ def _entry(kernel: ir.KernelIR) -> dict:
 def _launcher(kernel: ir.KernelIR) -> dict:
     """What the PyO3 launcher template needs, as Rust snippets."""
     k = kernel.name
-    py_params = [p.name for p in kernel.runtime_params]
-    sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*(c.name for c in kernel.consts), "stream = None",
-                                                                  "sync = true"])
+    py_params = [p.name for p in kernel.runtime_params if not _by_keyword(p)]
+    keywords = [p.name for p in kernel.params if _by_keyword(p)]
+    sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true"])
     args = ["grid: &Bound<'py, PyAny>"]
     for p in kernel.params:
         if isinstance(p, ir.ArrayParam):
@@ -170,6 +178,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         how = "output" if p.written else "input"
         admit.append(f'let {rust_name(p.name)} = launch.{how}({rust_name(p.name)}, "{p.name}", {p.rank})?;')
     checks = [f'check_tile_dim("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts if c.tile_dim]
+    checks += [f'check_positive("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
+               if c.positive and not c.tile_dim]
     classes = []
     for c in kernel.dtype_classes:
         members = ", ".join(f"&{rust_name(m)}" for m in c.arrays)
@@ -237,6 +247,11 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     }
 
 
+def _by_keyword(p: ir.Param) -> bool:
+    """`ct.Constant` values are passed by keyword, as their names say what they configure."""
+    return isinstance(p, ir.ConstParam) or (isinstance(p, ir.ScalarParam) and p.constant)
+
+
 def metadata(kernels: list[ir.KernelIR]) -> dict:
     """What the Python side needs to map `ct.launch` arguments onto a launcher."""
     out = {}
@@ -247,7 +262,7 @@ def metadata(kernels: list[ir.KernelIR]) -> dict:
                 params.append({"name": p.name, "kind": "array", "rank": p.rank, "written": p.written,
                                "tile": list(p.tile) if p.tile else None, "dtype_class": p.dtype})
             elif isinstance(p, ir.ScalarParam):
-                params.append({"name": p.name, "kind": "scalar", "dtype": p.dtype})
+                params.append({"name": p.name, "kind": "constant" if p.constant else "scalar", "dtype": p.dtype})
             else:
                 params.append({"name": p.name, "kind": "constant", "dtype": p.kind})
         out[k.name] = {
@@ -264,9 +279,13 @@ def metadata(kernels: list[ir.KernelIR]) -> dict:
 def _pyi_signature(kernel: ir.KernelIR) -> str:
     parts = ["grid: Grid"]
     for p in kernel.runtime_params:
-        parts.append(f"{p.name}: {'CudaArray' if isinstance(p, ir.ArrayParam) else _PY_SCALAR[p.dtype]}")
+        if not _by_keyword(p):
+            parts.append(f"{p.name}: {'CudaArray' if isinstance(p, ir.ArrayParam) else _PY_SCALAR[p.dtype]}")
     parts.append("*")
-    parts += [f"{c.name}: {'bool' if c.kind == 'bool' else 'int'}" for c in kernel.consts]
+    for p in kernel.params:
+        if _by_keyword(p):
+            kind = p.kind if isinstance(p, ir.ConstParam) else p.dtype
+            parts.append(f"{p.name}: {_PY_SCALAR[kind]}")
     parts += ["stream: object | None = None", "sync: bool = True"]
     return ", ".join(parts)
 
@@ -284,6 +303,9 @@ class CrateFiles:
 
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
     meta = metadata(kernels)
+    launchers = [_launcher(k) for k in kernels]
+    checks = " ".join(line for l in launchers for line in l["checks"])
+    launch_imports = [f for f in ("check_positive", "check_tile_dim") if f"{f}(" in checks] + ["guard"]
     ctx = {
         "module": module,
         "source": source,
@@ -291,7 +313,8 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
         "pyo3_version": PYO3_VERSION,
         "runtime_path": runtime_path.as_posix(),
         "entries": [_entry(k) for k in kernels],
-        "launchers": [_launcher(k) for k in kernels],
+        "launchers": launchers,
+        "launch_imports": ", ".join(launch_imports),
         "kernel_names": [k.name for k in kernels],
         "metadata": json.dumps(meta, sort_keys=True),
         "stubs": [{"name": k.name, "signature": _pyi_signature(k),

@@ -88,6 +88,19 @@ class Index:
 
 
 @dataclass(frozen=True)
+class Subscript:
+    recv: "Expr"
+    index: int  # `recv[index]`
+
+
+@dataclass(frozen=True)
+class If:
+    cond: "Expr"
+    then: "Expr"
+    other: "Expr"  # `if cond { then } else { other }`
+
+
+@dataclass(frozen=True)
 class Ref:
     expr: "Expr"
 
@@ -98,7 +111,7 @@ class Unsafe:
     reason: str  # the SAFETY comment
 
 
-Expr = Union[Lit, Var, Shape, Call, Method, Field, Binary, Index, Ref, Unsafe]
+Expr = Union[Lit, Var, Shape, Call, Method, Field, Binary, Index, Subscript, If, Ref, Unsafe]
 
 
 # ---- statements --------------------------------------------------------------------------
@@ -156,6 +169,7 @@ class ArrayParam:
 class ScalarParam:
     name: str
     dtype: str  # i32, i64, f32, bool
+    constant: bool = False  # a ct.Constant[float]: a runtime value, passed by keyword
 
 
 @dataclass
@@ -163,6 +177,7 @@ class ConstParam:
     name: str
     kind: str  # "i32" or "bool"
     tile_dim: bool = False  # used as a tile dimension: must be a power of two
+    positive: bool = False  # a divisor of % or //: checked > 0 at launch, so results are provably >= 0
 
 
 Param = Union[ArrayParam, ScalarParam, ConstParam]

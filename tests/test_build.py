@@ -22,6 +22,7 @@ SPECIALIZATIONS = {
     "scaled_silu": (["bf16", "bf16", "512"], [("x", [1]), ("y", [1])]),
     "row_softmax": (["f16", "f16", "1024"], [("x", [-1, 1]), ("y", [-1, 1])]),
     "matmul": (["f16", "f16", "128", "128", "64"], [("A", [-1, 1]), ("B", [-1, 1]), ("C", [-1, 1])]),
+    "group_rotate": (["f32", "f16", "4", "256"], [("x", [1]), ("y", [1])]),
 }
 
 
@@ -39,7 +40,7 @@ def fakes(n=4096, typestr="<f4"):
 
 def test_extension_imports_without_gpu(examples_ext):
     meta = json.loads(examples_ext.__tilebridge__)
-    assert sorted(meta["kernels"]) == ["matmul", "row_softmax", "scaled_silu", "vector_add"]
+    assert sorted(meta["kernels"]) == ["group_rotate", "matmul", "row_softmax", "scaled_silu", "vector_add"]
     assert meta["kernels"]["matmul"]["params"][2] == {
         "name": "C", "kind": "array", "rank": 2, "written": True, "tile": ["TM", "TN"], "dtype_class": "E1"}
     for k in meta["kernels"]:
@@ -114,6 +115,19 @@ def test_matmul_tile_ir_has_the_mma_loop(examples_ext, monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ir, _ = examples_ext._compile_only("matmul", *SPECIALIZATIONS["matmul"])
     assert "mmaf" in ir and " for " in ir
+
+
+def test_python_modulo_survives_translation(examples_ext, monkeypatch):
+    """(pid - 1) % GROUP is GROUP - 1 at pid 0 in Python; C's remainder would be -1."""
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ir, _ = examples_ext._compile_only("group_rotate", *SPECIALIZATIONS["group_rotate"])
+    assert "remi" in ir and "select" in ir or "if" in ir
+
+
+def test_divisor_constants_are_checked_positive(examples_ext):
+    x, y = FakeCudaArray((1024,)), FakeCudaArray((1024,), ptr=0x7100_0000)
+    with pytest.raises(tb.ArgumentError, match="GROUP=0: kernel `group_rotate` divides by GROUP"):
+        examples_ext.group_rotate((4,), x, y, SCALE=1.0, GROUP=0, TILE=256)
 
 
 def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):

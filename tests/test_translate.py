@@ -85,11 +85,11 @@ def _marked_line(kernel_name: str) -> int:
 
 @pytest.mark.parametrize("kernel_name, construct", [
     ("while_loop", "While statements"),
-    ("helper_call", "helper functions"),
+    ("helper_call", "*args"),
     ("gather", "ct.gather"),
     ("store_in_loop", "inside a loop"),
     ("swizzled_store", "not ct.bid(0)"),
-    ("float_constant", "ct.Constant[float]"),
+    ("conditional_expression", "IfExp expressions"),
     ("computed_shape", "tile shapes must be"),
     ("mixed_array_dtypes", "astype"),
 ])

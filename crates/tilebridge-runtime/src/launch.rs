@@ -202,6 +202,17 @@ pub fn check_tile_dim(kernel: &str, name: &str, value: i32) -> PyResult<()> {
     Ok(())
 }
 
+/// Checks that a `ct.Constant` used as a divisor (`%`, `//`) is positive, which the
+/// translation relies on to drop Python's sign correction.
+pub fn check_positive(kernel: &str, name: &str, value: i32) -> PyResult<()> {
+    if value <= 0 {
+        return Err(argument(format!(
+            "{name}={value}: kernel `{kernel}` divides by {name}, which must be positive"
+        )));
+    }
+    Ok(())
+}
+
 /// Runs a launcher body, turning a panic anywhere beneath it into a Python exception.
 pub fn guard<T>(kernel: &str, body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {

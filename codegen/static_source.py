@@ -1,0 +1,127 @@
+"""Reading kernel files without running them.
+
+Operator libraries such as TileGym import torch and their own packages at module
+level; translation needs none of that. `load_file` parses the file, runs only its
+imports of `cuda.tile` (and of `math`/`numpy`), evaluates module-level assignments
+that need nothing else (constants, `ConstInt = ct.Constant[int]`), and stands in for
+torch with its dtypes. Each `@ct.kernel` function then becomes a real cuTile Python
+kernel object, compiled from the file's source in that namespace, so the rest of the
+pipeline (and cuTile Python's own exporter, for the Tile IR diff) takes it as usual.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import importlib
+import types
+from pathlib import Path
+from typing import Any
+
+_TORCH_DTYPES = {"float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
+                 "bfloat16": "bfloat16", "float64": "float64", "double": "float64", "int32": "int32",
+                 "int": "int32", "int64": "int64", "long": "int64", "int16": "int16", "int8": "int8",
+                 "uint8": "uint8", "bool": "bool_", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+_REAL_IMPORTS = ("cuda.tile", "math", "numpy")
+
+
+class Unresolved:
+    """A module-level name that could not be evaluated without running the file."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str) -> "Unresolved":
+        return Unresolved(f"{self._name}.{attr}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> "Unresolved":
+        return Unresolved(f"{self._name}(...)")
+
+    def __getitem__(self, item: Any) -> "Unresolved":
+        return Unresolved(f"{self._name}[...]")
+
+    def __repr__(self) -> str:
+        return f"<unresolved {self._name}>"
+
+
+def _torch_stand_in() -> types.SimpleNamespace:
+    """torch, as far as kernels use it: its dtypes, as the cuTile dtypes they mean."""
+    import cuda.tile as ct
+
+    return types.SimpleNamespace(**{name: getattr(ct, ct_name) for name, ct_name in _TORCH_DTYPES.items()})
+
+
+def _import(name: str) -> Any:
+    if name == "torch":
+        return _torch_stand_in()
+    if name.split(".")[0] in ("math", "numpy") or name.startswith("cuda.tile"):
+        return importlib.import_module(name)
+    return Unresolved(name)
+
+
+def _decorator_names(node: ast.FunctionDef) -> list[str]:
+    names = []
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        names.append(ast.unparse(target))
+    return names
+
+
+def load_file(path: str | Path) -> types.ModuleType:
+    """A module object holding the file's kernels (and what they refer to), without executing it."""
+    path = Path(path).resolve()
+    tree = ast.parse(path.read_text(), filename=str(path))
+    module = types.ModuleType(f"_tilebridge_static_{path.stem}")
+    module.__file__ = str(path)
+    ns = module.__dict__
+    ns["__builtins__"] = __builtins__
+    ns["__tilebridge_experimental__"] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    ns[alias.asname] = _import(alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    ns[top] = _import(top)
+        elif isinstance(node, ast.ImportFrom):
+            base = ("." * node.level) + (node.module or "")
+            for alias in node.names:
+                target = alias.asname or alias.name
+                if node.level == 0 and base.startswith(_REAL_IMPORTS):
+                    mod = importlib.import_module(base)
+                    ns[target] = getattr(mod, alias.name, None) or _import(f"{base}.{alias.name}")
+                else:
+                    ns[target] = Unresolved(f"{base}.{alias.name}")
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            try:
+                value = eval(compile(ast.Expression(node.value), str(path), "eval"), ns)  # noqa: S307
+            except Exception:
+                value = None
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    ns[t.id] = value if value is not None else Unresolved(t.id)
+        elif isinstance(node, ast.FunctionDef):
+            decorators = _decorator_names(node)
+            kernel = next((d for d in decorators if d.endswith("kernel") and not d.endswith("experimental_kernel")),
+                          None)
+            if "experimental_kernel" in decorators:
+                ns["__tilebridge_experimental__"].add(node.name)
+            # Define the function itself (kernel decorators applied, others dropped), so its
+            # globals are this namespace and cuTile Python sees its source lines.
+            keep = [d for d in node.decorator_list if kernel and ast.unparse(
+                d.func if isinstance(d, ast.Call) else d) == kernel]
+            fdef = copy.copy(node)
+            fdef.decorator_list = keep
+            code = compile(ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[])), str(path), "exec")
+            try:
+                exec(code, ns)  # noqa: S102 - defines one function; runs no user code
+            except Exception as e:  # a decorator we cannot evaluate
+                ns[node.name] = Unresolved(f"{node.name} ({e})")
+    return module
+
+
+def is_experimental(kernel: Any) -> bool:
+    func = getattr(kernel, "_pyfunc", None)
+    return bool(func and func.__name__ in func.__globals__.get("__tilebridge_experimental__", ()))

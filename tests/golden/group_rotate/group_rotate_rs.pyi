@@ -1,0 +1,19 @@
+"""Launchers for the cuTile Rust kernels translated by tilebridge from group_rotate.py.
+
+Each launcher takes the grid and the arguments as `ct.launch` does, with the
+`ct.Constant` values by keyword. Arrays are torch tensors, CuPy arrays or anything
+with `__cuda_array_interface__`; they cross without a copy. The launch runs on
+`stream` (default: the current stream of the arrays' framework) and, unless
+`sync=False`, waits for the kernel.
+"""
+
+from typing import Any, Union
+
+Grid = Union[int, tuple[int], tuple[int, int], tuple[int, int, int]]
+CudaArray = Any
+
+def group_rotate(grid: Grid, x: CudaArray, y: CudaArray, *, SCALE: float, GROUP: int, TILE: int, stream: object | None = None, sync: bool = True) -> None:
+    """Launches `group_rotate` (group_rotate.py:24); see the module docstring."""
+
+def _compile_only(kernel: str, generics: list[str], strides: list[tuple[str, list[int]]], target: str = "sm_90") -> tuple[str, bytes]: ...
+def _profile() -> tuple[int, list[tuple[str, int]]]: ...

@@ -1,0 +1,133 @@
+//! PyO3 launchers for the kernels in `tile_kernels.rs`, translated by tilebridge from group_rotate.py.
+//! Generated code: edit the Python kernels and rebuild instead.
+#![allow(non_snake_case)]
+
+mod tile_kernels;
+
+use tile_kernels::kernels;
+
+use tilebridge_runtime::launch::{check_positive, check_tile_dim, guard};
+use tilebridge_runtime::prelude::*;
+
+/// Launches `group_rotate` (group_rotate.py:24) on the caller's stream.
+#[pyfunction]
+#[pyo3(signature = (grid, x, y, *, SCALE, GROUP, TILE, stream = None, sync = true))]
+#[allow(clippy::too_many_arguments)]
+fn group_rotate<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    SCALE: f32,
+    GROUP: i32,
+    TILE: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+) -> PyResult<()> {
+    guard("group_rotate", || {
+        let mut launch = Launch::new(py, "group_rotate", grid, stream, sync)?;
+        let x = launch.input(x, "x", 1)?;
+        let y = launch.output(y, "y", 1)?;
+        let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        let e1 = launch.same_elem(&[&y], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        check_tile_dim("group_rotate", "TILE", TILE)?;
+        check_positive("group_rotate", "GROUP", GROUP)?;
+        launch.check_tile_grid(&y, &[TILE])?;
+        match (e0, e1) {
+            (ElemType::F32, ElemType::F32) => {
+                group_rotate_typed::<f32, f32>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            (ElemType::F32, ElemType::F16) => {
+                group_rotate_typed::<f32, f16>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            (ElemType::F32, ElemType::BF16) => {
+                group_rotate_typed::<f32, bf16>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            (ElemType::F16, ElemType::F32) => {
+                group_rotate_typed::<f16, f32>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            (ElemType::F16, ElemType::F16) => {
+                group_rotate_typed::<f16, f16>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            (ElemType::F16, ElemType::BF16) => {
+                group_rotate_typed::<f16, bf16>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            (ElemType::BF16, ElemType::F32) => {
+                group_rotate_typed::<bf16, f32>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            (ElemType::BF16, ElemType::F16) => {
+                group_rotate_typed::<bf16, f16>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            (ElemType::BF16, ElemType::BF16) => {
+                group_rotate_typed::<bf16, bf16>(launch, x, y, SCALE, GROUP, TILE)
+            }
+            _ => unreachable!("same_elem admits only the dtypes listed above"),
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn group_rotate_typed<E0: Element, E1: Element>(
+    mut launch: Launch<'_>,
+    x: Array,
+    y: Array,
+    SCALE: f32,
+    GROUP: i32,
+    TILE: i32,
+) -> PyResult<()> {
+    let context = launch.context()?;
+    let x = x.tensor::<E0>(launch.py, &context);
+    let mut y = y.tensor::<E1>(launch.py, &context);
+    let op = kernels::group_rotate(&x, (&mut y).partition([TILE as usize]), SCALE)
+        .generics(vec![
+            E0::DTYPE.as_str().to_string(),
+            E1::DTYPE.as_str().to_string(),
+            GROUP.to_string(),
+            TILE.to_string(),
+        ])
+        .grid(launch.grid);
+    launch.submit(&context, op)
+}
+
+/// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
+#[pyfunction]
+#[pyo3(signature = (kernel, generics, strides, target = "sm_90"))]
+fn _compile_only<'py>(
+    py: Python<'py>,
+    kernel: &str,
+    generics: Vec<String>,
+    strides: Vec<(String, Vec<i32>)>,
+    target: &str,
+) -> PyResult<(String, Bound<'py, pyo3::types::PyBytes>)> {
+    const KERNELS: &[&str] = &["group_rotate"];
+    if !KERNELS.contains(&kernel) {
+        return Err(tilebridge_runtime::error::argument(format!(
+            "no kernel `{kernel}` in this extension; it has {KERNELS:?}"
+        )));
+    }
+    let (ir, bytecode) = tilebridge_runtime::compile::compile_only(
+        py,
+        kernels::__module_ast_self,
+        "kernels",
+        kernel,
+        generics,
+        strides,
+        target,
+    )?;
+    Ok((ir, pyo3::types::PyBytes::new(py, &bytecode)))
+}
+
+/// Host time per launch phase (`TILEBRIDGE_PROFILE=1`): `(launches, {phase: total_ns})`.
+#[pyfunction]
+fn _profile() -> (u64, Vec<(&'static str, u64)>) {
+    tilebridge_runtime::profile::totals()
+}
+
+#[pymodule]
+fn group_rotate_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(group_rotate, m)?)?;
+    m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
+    m.add_function(wrap_pyfunction!(_profile, m)?)?;
+    m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
+    Ok(())
+}
