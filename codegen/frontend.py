@@ -56,7 +56,11 @@ def import_file(path: str | Path) -> types.ModuleType:
         raise TranslationError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
 
 
@@ -64,7 +68,13 @@ def kernels_in(target: Any) -> list[Any]:
     """The kernel objects in a module, a file path, a kernel, or an iterable of those,
     in definition order."""
     if isinstance(target, (str, Path)):
-        target = import_file(target)
+        try:
+            target = import_file(target)
+        except ImportError:
+            # An operator library's file imports torch or its own package: read it without running it.
+            from .static_source import load_file
+
+            target = load_file(target)
     if isinstance(target, types.ModuleType):
         found = [v for v in vars(target).values() if _is_kernel(v)]
         found = [k for k in found if getattr(k._pyfunc, "__module__", None) == target.__name__]

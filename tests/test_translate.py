@@ -118,3 +118,14 @@ def test_cli_reports_translation_error(tmp_path, capsys):
     assert main(["translate", str(FIXTURE), "-o", str(tmp_path / "crate")]) == 1
     assert "TranslationError: unsupported.py:" in capsys.readouterr().err
     assert not (tmp_path / "crate").exists()
+
+
+def test_reads_a_file_that_cannot_be_imported_here():
+    """torch and the library's own packages are absent; the kernel still translates."""
+    path = Path(__file__).parent / "fixtures" / "torch_style.py"
+    with pytest.raises(ImportError):
+        __import__("importlib").import_module("operator_library")
+    files = tb.translate(path, runtime_path=RUNTIME_CRATE).files
+    rust = files["src/tile_kernels.rs"]
+    assert "convert_tile" in rust and "0.5f32" in rust
+    assert "host_wrapper" not in rust
