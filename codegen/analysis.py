@@ -308,6 +308,16 @@ class Translator:
                     counted.add(id(node.args[0]))
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr == "dtype":
                 counted.add(id(node.value))
+            # An array's rank is the length of any tile shape or index it is used with.
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+                fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
+                target = node.args[0].id
+                key, pos = {"load": ("shape", 2), "store": ("index", 1), "num_tiles": ("shape", 2)}.get(fname, (None, 0))
+                arg = next((k.value for k in node.keywords if k.arg == key), None) if key else None
+                if key and arg is None and len(node.args) > pos:
+                    arg = node.args[pos]
+                if target in self.arrays and isinstance(arg, ast.Tuple) and not self.arrays[target].rank:
+                    self.arrays[target].rank = len(arg.elts)
         for node in ast.walk(fn):
             if isinstance(node, ast.Name) and node.id in self.uses and id(node) not in counted:
                 if isinstance(node.ctx, ast.Load):
