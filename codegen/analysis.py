@@ -433,6 +433,8 @@ class Translator:
                 out.append(ir.Do(val.expr, node.lineno))
         elif isinstance(node, ast.For):
             self._for(node, out)
+        elif isinstance(node, ast.If):
+            self._if(node, out)
         elif isinstance(node, ast.Pass):
             pass
         elif isinstance(node, ast.Return) and node.value is None and self.depth == 0 and node is self.src.func.body[-1]:
@@ -492,6 +494,22 @@ class Translator:
             raise self.error(target, f"'{target.id}' changes type inside the loop "
                                      f"({_show(prev.val.type)} -> {_show(val.type)})")
 
+    def _if(self, node: ast.If, out: list[ir.Stmt]) -> None:
+        cond = self.expr(node.test, out, hint="cond")
+        if cond.kind == "const":  # decided at translation time: only the taken branch exists
+            self._block(node.body if cond.py else node.orelse, out)
+            return
+        if cond.kind != "scalar" or cond.dtype != "bool":
+            raise self.error(node.test, "an if condition must be a scalar comparison, a bool or a constant")
+        branches = []
+        for body in (node.body, node.orelse):
+            stmts: list[ir.Stmt] = []
+            self.scopes.append({})
+            self._block(body, stmts)
+            self.scopes.pop()  # names first bound in a branch end with it, as in Rust
+            branches.append(stmts)
+        out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+
     def _for(self, node: ast.For, out: list[ir.Stmt]) -> None:
         if node.orelse:
             raise self.error(node, "for-else is not supported")
@@ -541,7 +559,65 @@ class Translator:
             return self._call(node, out, hint)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, out, hint)
+        if isinstance(node, ast.Compare):
+            return self._compare(node, out, hint)
+        if isinstance(node, ast.BoolOp):
+            return self._boolop(node, out, hint)
+        if isinstance(node, ast.IfExp):
+            return self._ifexp(node, out, hint)
         raise self.error(node, f"{type(node).__name__} expressions are not supported yet")
+
+    def _compare(self, node: ast.Compare, out: list[ir.Stmt], hint: str) -> Val:
+        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        left = self.expr(node.left, out, hint)
+        result: Val | None = None
+        for op, comp in zip(node.ops, node.comparators):
+            if type(op) not in ops:
+                raise self.error(node, f"the comparison {type(op).__name__} is not supported")
+            right = self.expr(comp, out, hint)
+            if left.kind == "const" and right.kind == "const":
+                part = Val("const", py=_COMPARE[type(op)](left.py, right.py))
+            elif "tile" in (left.kind, right.kind):
+                raise self.error(node, "comparisons of tiles are not supported yet")
+            else:
+                typed = self._scalar_binop(node, ops[type(op)], left, right)
+                part = Val("scalar", ir.ScalarType("bool"), typed.expr)
+            result = part if result is None else self._and(result, part)
+            left = right
+        assert result is not None
+        return result
+
+    def _and(self, a: Val, b: Val, op: str = "&&") -> Val:
+        if a.kind == "const":
+            return b if bool(a.py) == (op == "&&") else a
+        if b.kind == "const":
+            return a if bool(b.py) == (op == "&&") else b
+        return Val("scalar", ir.ScalarType("bool"), ir.Binary(op, a.expr, b.expr))
+
+    def _boolop(self, node: ast.BoolOp, out: list[ir.Stmt], hint: str) -> Val:
+        op = "&&" if isinstance(node.op, ast.And) else "||"
+        vals = [self.expr(v, out, hint) for v in node.values]
+        for v, n in zip(vals, node.values):
+            if v.kind not in ("const", "scalar") or (v.kind == "scalar" and v.dtype != "bool"):
+                raise self.error(n, "`and`/`or` take bools or comparisons here")
+        result = vals[0]
+        for v in vals[1:]:
+            result = self._and(result, v, op)
+        return result
+
+    def _ifexp(self, node: ast.IfExp, out: list[ir.Stmt], hint: str) -> Val:
+        cond = self.expr(node.test, out, hint)
+        if cond.kind == "const":
+            return self.expr(node.body if cond.py else node.orelse, out, hint)
+        a, b = self.expr(node.body, out, hint), self.expr(node.orelse, out, hint)
+        if cond.kind != "scalar" or "tile" in (a.kind, b.kind):
+            raise self.error(node, "a conditional expression must choose between scalars here")
+        dtype = a.dtype if a.kind == "scalar" else b.dtype if b.kind == "scalar" else None
+        if dtype is None:
+            raise self.error(node, "a conditional expression of two constants under a runtime condition is not "
+                                   "supported yet")
+        typed = self._scalar_binop(node, "+", a, b)  # checks and types both sides alike
+        return Val("scalar", ir.ScalarType(dtype), ir.If(cond.expr, typed.expr.lhs, typed.expr.rhs))
 
     def _subscript(self, node: ast.Subscript, out: list[ir.Stmt], hint: str) -> Val:
         base = self.expr(node.value, out, hint)
@@ -772,11 +848,12 @@ class Translator:
         return self._bind_temp(out, f"{hint}_mod", ir.ScalarType(dt),
                                ir.If(wrong_sign, ir.Binary("+", r.expr, divisor), r.expr))
 
-    def _scalar_binop(self, node: ast.BinOp, op: str, lhs: Val, rhs: Val) -> Val:
+    def _scalar_binop(self, node: ast.expr, op: str, lhs: Val, rhs: Val) -> Val:
         dtype = lhs.dtype if lhs.kind == "scalar" else rhs.dtype
-        if isinstance(node.op, ast.Div) and dtype in ("i32", "i64"):
+        pyop = getattr(node, "op", None)
+        if isinstance(pyop, ast.Div) and dtype in ("i32", "i64"):
             raise self.error(node, "true division of integers is not supported yet; use //")
-        if isinstance(node.op, ast.FloorDiv) and dtype not in ("i32", "i64"):
+        if isinstance(pyop, ast.FloorDiv) and dtype not in ("i32", "i64"):
             raise self.error(node, "floor division of floats is not supported yet")
 
         def operand(v: Val) -> ir.Expr:
@@ -811,6 +888,12 @@ class Translator:
     def _unary(self, node: ast.UnaryOp, val: Val, out: list[ir.Stmt], hint: str) -> Val:
         if isinstance(node.op, ast.UAdd):
             return val
+        if isinstance(node.op, ast.Not):
+            if val.kind == "const":
+                return Val("const", py=not val.py)
+            if val.kind == "scalar" and val.dtype == "bool":  # the DSL has no unary `!`
+                return Val("scalar", val.type, ir.Binary("==", val.expr, ir.Lit("false")))
+            raise self.error(node, "`not` takes a bool here")
         if not isinstance(node.op, ast.USub):
             raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
         if val.kind == "const":
@@ -1164,6 +1247,10 @@ def _cutile_dtype(d: Any) -> str:
         name = str(d).replace("torch.", "")
         name = _DTYPE_NAMES.get(name, name)
     return name
+
+
+_COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+            ast.GtE: lambda a, b: a >= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
 
 
 def _fold(op: ast.operator, a: Any, b: Any) -> Any:

@@ -119,6 +119,15 @@ class _BodyWriter:
                 self.lines.append(f"{indent}{s.name} = {rust_expr(s.value)};")
             elif isinstance(s, ir.Do):
                 self.lines.append(f"{indent}{rust_expr(s.expr)};")
+            elif isinstance(s, ir.IfElse):
+                self.lines.append(f"{indent}if {rust_expr(s.cond)} {{")
+                self.stmts(s.then, indent + "    ")
+                if s.other:
+                    self.lines.append(f"{indent}}} else {{")
+                    self.last_line = None
+                    self.stmts(s.other, indent + "    ")
+                self.lines.append(f"{indent}}}")
+                self.last_line = None
             elif isinstance(s, ir.For):
                 rng = f"{rust_expr(s.start)}..{rust_expr(s.stop)}"
                 if s.step is not None:

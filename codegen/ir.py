@@ -149,7 +149,15 @@ class For:
     line: int
 
 
-Stmt = Union[Let, Assign, Do, For]
+@dataclass
+class IfElse:
+    cond: Expr
+    then: list["Stmt"]
+    other: list["Stmt"]
+    line: int
+
+
+Stmt = Union[Let, Assign, Do, For, IfElse]
 
 
 # ---- the kernel --------------------------------------------------------------------------

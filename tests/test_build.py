@@ -130,6 +130,21 @@ def test_divisor_constants_are_checked_positive(examples_ext):
         examples_ext.group_rotate((4,), x, y, SCALE=1.0, GROUP=0, TILE=256)
 
 
+@pytest.fixture(scope="module")
+def control_flow_ext():
+    from conftest import REPO
+
+    return tb.build(REPO / "tests" / "fixtures" / "control_flow.py", quiet=True)
+
+
+@pytest.mark.parametrize("double", ["true", "false"])
+def test_control_flow_compiles(control_flow_ext, double, monkeypatch):
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ir, _ = control_flow_ext._compile_only("control_flow", ["f32", "f32", "8", double, "256"],
+                                           [("x", [1]), ("y", [1])], "sm_90")
+    assert "entry @control_flow_entry" in ir and " if " in ir
+
+
 def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     with pytest.raises(tb.KernelCompileError):

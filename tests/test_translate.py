@@ -89,7 +89,7 @@ def _marked_line(kernel_name: str) -> int:
     ("gather", "ct.gather"),
     ("store_in_loop", "inside a loop"),
     ("swizzled_store", "not ct.bid(0)"),
-    ("conditional_expression", "IfExp expressions"),
+    ("conditional_expression", "must choose between scalars"),
     ("computed_shape", "tile shapes must be"),
     ("mixed_array_dtypes", "astype"),
 ])
