@@ -59,7 +59,6 @@ _PADDING = {
 }
 
 _UNARY_MATH = {
-    "exp": "exp({x})",
     "log": "log({x})",
     "log2": "log2({x})",
     "sin": "sin({x})",
@@ -743,7 +742,8 @@ class Translator:
         if val.kind == "scalar":
             tile = Val("tile", ir.TileType(val.dtype, shape), ir.Call("broadcast_scalar", (val.expr, ir.Shape(shape))))
             if val.dtype != dtype:
-                if val.dtype not in _FLOATS or dtype not in _FLOATS and not dtype.startswith("$"):
+                tile_is_float = dtype in _FLOATS or dtype.startswith("$")
+                if not tile_is_float:  # a float scalar with an integer tile
                     raise self.error(node, f"a {val.dtype} scalar cannot combine with a {dtype} tile")
                 tile = self._bind_temp(out, hint, tile.type, tile.expr)
                 return self._convert(tile, dtype, out, hint)
@@ -871,11 +871,18 @@ class Translator:
     def _tile_binop(self, node: ast.BinOp, op: str, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
         if isinstance(node.op, ast.FloorDiv):
             raise self.error(node, "// on tiles is not supported yet")
+        type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
+        if isinstance(node.op, ast.Div) and self.union.find(type_.dtype) in ("i32", "i64"):
+            raise self.error(node, "true division of integer tiles is not supported yet")
+        return Val("tile", type_, ir.Binary(op, a, b))
+
+    def _tile_operands(self, node: ast.AST, lhs: Val, rhs: Val, out: list[ir.Stmt],
+                       hint: str) -> tuple[ir.TileType, ir.Expr, ir.Expr]:
+        """Both operands as tiles of one dtype and shape, as cuTile Python's promotion and
+        broadcasting make them."""
         tiles = [v for v in (lhs, rhs) if v.kind == "tile"]
         dtype = tiles[0].dtype if len(tiles) == 1 else self._common_dtype(lhs.dtype, rhs.dtype, node)
         shape = tiles[0].shape if len(tiles) == 1 else self._broadcast_shape(lhs.shape, rhs.shape, node)
-        if isinstance(node.op, ast.Div) and self.union.find(dtype) in ("i32", "i64"):
-            raise self.error(node, "true division of integer tiles is not supported yet")
         operands = []
         for v in (lhs, rhs):
             if v.kind == "tile":
@@ -883,7 +890,79 @@ class Translator:
             else:
                 v = self._splat(v, dtype, shape, out, hint, node)
             operands.append(v.expr)
-        return Val("tile", ir.TileType(dtype, shape), ir.Binary(op, operands[0], operands[1]))
+        return ir.TileType(dtype, shape), operands[0], operands[1]
+
+    def _rounding(self, node: ast.expr | None, out) -> str | None:
+        """The cutile rounding marker for a ct.RoundingMode, or None for the default."""
+        if node is None:
+            return None
+        val = self.expr(node, out)
+        if val.kind == "const" and val.py is None:
+            return None
+        mode = getattr(val.py, "value", None) if val.kind == "static" else None
+        names = {"nearest_even": "NearestEven", "zero": "Zero", "negative_inf": "NegativeInf",
+                 "positive_inf": "PositiveInf", "nearest_away": "NearestAway", "full": "Full", "approx": "Approx",
+                 "nearest_int_to_zero": "NearestIntToZero"}
+        if mode not in names:
+            raise self.error(node, "expected a ct.RoundingMode")
+        return f"rounding::{names[mode]}"
+
+    def _arith(self, node: ast.Call, out, hint: str, op: str, func: str) -> Val:
+        """ct.add/sub/mul/truediv with optional rounding_mode and flush_to_zero."""
+        args = self._args(node, ["x", "y", "rounding_mode", "flush_to_zero"], 2)
+        lhs, rhs = self.expr(args["x"], out, hint), self.expr(args["y"], out, hint)
+        rounding = self._rounding(args.get("rounding_mode"), out)
+        ftz = self._ftz(args.get("flush_to_zero"), out)
+        if lhs.kind == "const" and rhs.kind == "const":
+            return Val("const", py=_fold({"+": ast.Add(), "-": ast.Sub(), "*": ast.Mult(), "/": ast.Div()}[op],
+                                         lhs.py, rhs.py))
+        if "tile" not in (lhs.kind, rhs.kind):
+            if rounding is not None or ftz != "ftz::Disabled":
+                raise self.error(node, "rounding modes on scalars are not supported yet")
+            return self._scalar_binop(node, op, lhs, rhs)
+        type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
+        if self.union.find(type_.dtype) in ("i32", "i64"):
+            if rounding is not None or ftz != "ftz::Disabled" or op == "/":
+                raise self.error(node, "rounding modes and true division apply to float tiles")
+            return Val("tile", type_, ir.Binary(op, a, b))
+        if rounding is None and ftz == "ftz::Disabled":
+            return Val("tile", type_, ir.Binary(op, a, b))
+        return Val("tile", type_, ir.Call(func, (a, b, ir.Lit(rounding or "rounding::NearestEven"), ir.Lit(ftz))))
+
+    def _ct_add(self, node, out, hint):
+        return self._arith(node, out, hint, "+", "addf")
+
+    def _ct_sub(self, node, out, hint):
+        return self._arith(node, out, hint, "-", "subf")
+
+    def _ct_mul(self, node, out, hint):
+        return self._arith(node, out, hint, "*", "mulf")
+
+    def _ct_truediv(self, node, out, hint):
+        return self._arith(node, out, hint, "/", "divf")
+
+    def _minmax(self, node: ast.Call, out, hint: str, which: str) -> Val:
+        args = self._args(node, ["x", "y", "flush_to_zero", "propagate_nan"], 2)
+        lhs, rhs = self.expr(args["x"], out, hint), self.expr(args["y"], out, hint)
+        if lhs.kind == "const" and rhs.kind == "const":
+            return Val("const", py=(min if which == "min" else max)(lhs.py, rhs.py))
+        if "tile" not in (lhs.kind, rhs.kind):
+            typed = self._scalar_binop(node, "+", lhs, rhs)  # types both sides alike
+            return Val("scalar", typed.type, ir.Call(which, (typed.expr.lhs, typed.expr.rhs)),
+                       nonneg=(self._nonneg(lhs) or self._nonneg(rhs)) if which == "max" else
+                       (self._nonneg(lhs) and self._nonneg(rhs)))
+        type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
+        if self.union.find(type_.dtype) in ("i32", "i64"):
+            return Val("tile", type_, ir.Call(f"{which}i", (a, b)))
+        nan_mode = self.expr(args["propagate_nan"], out).py if "propagate_nan" in args else False
+        return Val("tile", type_, ir.Call(f"{which}f", (a, b, ir.Lit("nan::Enabled" if nan_mode else "nan::Disabled"),
+                                                       ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
+
+    def _ct_minimum(self, node, out, hint):
+        return self._minmax(node, out, hint, "min")
+
+    def _ct_maximum(self, node, out, hint):
+        return self._minmax(node, out, hint, "max")
 
     def _unary(self, node: ast.UnaryOp, val: Val, out: list[ir.Stmt], hint: str) -> Val:
         if isinstance(node.op, ast.UAdd):
@@ -931,7 +1010,9 @@ class Translator:
                 raise self.error(node, f"ct.{name} is not supported yet")
             return handler(node, out, hint)
         if target in (min, max):
-            raise self.error(node, "builtin min/max are not supported yet")
+            if len(node.args) != 2 or node.keywords:
+                raise self.error(node, "builtin min/max take exactly two values here")
+            return self._minmax(node, out, hint, target.__name__)
         if isinstance(target, types.FunctionType):
             return self._inline(node, target, out, hint)
         if callable(target):
@@ -1112,6 +1193,19 @@ class Translator:
             return Val("tile", x.type, ir.Call(name, (x.expr,)))
         return handler
 
+    def _ct_exp(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "rounding_mode"], 1)
+        x = self._float_tile(args["x"], out, hint)
+        rounding = self._rounding(args.get("rounding_mode"), out)
+        if rounding is None:
+            return Val("tile", x.type, ir.Call("exp", (x.expr,)))
+        if rounding not in ("rounding::Approx", "rounding::Full") or self.union.find(x.dtype) != "f32":
+            raise self.error(node, "ct.exp takes rounding_mode APPROX or FULL, on f32 tiles")
+        self.unsafe_reasons.append(f"exp with {rounding.split('::')[1]} rounding (cutile marks nondefault "
+                                   "rounding unsafe; f32 with it is a supported Tile IR pair)")
+        return Val("tile", x.type, ir.Unsafe(ir.Call("exp_with_rounding", (x.expr, ir.Lit(rounding))),
+                                             reason="f32 with this rounding is a supported Tile IR pair"))
+
     def __getattr__(self, attr: str):
         if attr.startswith("_ct_") and attr[4:] in _UNARY_MATH:
             return self._unary_math(attr[4:])
@@ -1216,6 +1310,31 @@ class Translator:
         if dtype not in ("i32", "i64"):
             raise self.error(node, "ct.arange of a float dtype is not supported yet")
         return self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
+
+    def _ct_reshape(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "shape"], 2)
+        x = self._tile_arg(args["x"], out, hint)
+        shape = self._dims(args["shape"], out)
+        return self._bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
+
+    def _ct_permute(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "axes"], 2)
+        x = self._tile_arg(args["x"], out, hint)
+        axes_val = self.expr(args["axes"], out)
+        axes = [self._int_const(a, node) for a in (axes_val.py if axes_val.kind == "tuple" else [axes_val])]
+        if sorted(axes) != list(range(len(x.shape))):
+            raise self.error(node, f"axes {axes} are not a permutation of the tile's {len(x.shape)} axes")
+        shape = tuple(x.shape[a] for a in axes)
+        return self._bind_temp(out, hint, ir.TileType(x.dtype, shape),
+                               ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
+
+    def _ct_transpose(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "axis0", "axis1"], 1)
+        x = self._tile_arg(args["x"], out, hint)
+        if len(x.shape) != 2 or "axis0" in args or "axis1" in args:
+            raise self.error(node, "only ct.transpose of a 2-D tile is supported yet")
+        return self._bind_temp(out, hint, ir.TileType(x.dtype, (x.shape[1], x.shape[0])),
+                               ir.Method(x.expr, "transpose"))
 
     def _ct_cdiv(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["a", "b"], 2)

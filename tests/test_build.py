@@ -145,6 +145,17 @@ def test_control_flow_compiles(control_flow_ext, double, monkeypatch):
     assert "entry @control_flow_entry" in ir and " if " in ir
 
 
+def test_math_modes_compile(monkeypatch):
+    from conftest import REPO
+
+    ext = tb.build(REPO / "tests" / "fixtures" / "math_ops.py", quiet=True)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ir, _ = ext._compile_only("math_ops", ["f32", "f16", "8", "64"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
+    assert "rounding<approx>" in ir and "flush_to_zero" in ir and "permute" in ir
+    meta = json.loads(ext.__tilebridge__)["kernels"]["math_ops"]
+    assert not meta["safe"] and "exp with Approx rounding" in meta["unsafe_reasons"][0]
+
+
 def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     with pytest.raises(tb.KernelCompileError):
