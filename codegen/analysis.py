@@ -115,6 +115,7 @@ class Val:
     dim: ir.Dim | None = None  # a scalar that may stand in a tile shape (a Constant parameter)
     bid_axis: int | None = None  # this scalar is exactly ct.bid(axis)
     nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
+    iota_offset: "Val | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
 
     @property
     def shape(self) -> tuple[ir.Dim, ...]:
@@ -302,8 +303,9 @@ class Translator:
             if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
                 target = node.args[0].id
                 fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
-                if target in self.uses and fname in ("load", "store"):
-                    setattr(self.uses[target], fname + "s", getattr(self.uses[target], fname + "s") + 1)
+                kind = {"load": "loads", "gather": "loads", "store": "stores", "scatter": "stores"}.get(fname)
+                if target in self.uses and kind:
+                    setattr(self.uses[target], kind, getattr(self.uses[target], kind) + 1)
                     counted.add(id(node.args[0]))
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr == "dtype":
                 counted.add(id(node.value))
@@ -311,7 +313,8 @@ class Translator:
             if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
                 fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
                 target = node.args[0].id
-                key, pos = {"load": ("shape", 2), "store": ("index", 1), "num_tiles": ("shape", 2)}.get(fname, (None, 0))
+                key, pos = {"load": ("shape", 2), "store": ("index", 1), "num_tiles": ("shape", 2),
+                            "gather": ("indices", 1), "scatter": ("indices", 1)}.get(fname, (None, 0))
                 arg = next((k.value for k in node.keywords if k.arg == key), None) if key else None
                 if key and arg is None and len(node.args) > pos:
                     arg = node.args[pos]
@@ -463,7 +466,7 @@ class Translator:
             self.scopes[-1][name] = _Binding(val, None, self.depth)
             return
         if name in self.loop_assigned or self.inlining:
-            val = replace(val, nonneg=False, bid_axis=None)
+            val = replace(val, nonneg=False, bid_axis=None, iota_offset=None)
         rname = rust_name(name)
         if prev is not None and prev.let is not None and prev.depth < self.depth:
             self._check_carried(target, prev, val)
@@ -485,8 +488,8 @@ class Translator:
             let = ir.Let(rname, val.type, val.expr, target.lineno)
             out.append(let)
         self.scopes[-1][name] = _Binding(
-            Val(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg), let,
-            self.depth)
+            Val(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg,
+                iota_offset=val.iota_offset), let, self.depth)
 
     def _check_carried(self, target: ast.Name, prev: _Binding, val: Val) -> None:
         if prev.val.type != val.type:
@@ -874,7 +877,16 @@ class Translator:
         type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
         if isinstance(node.op, ast.Div) and self.union.find(type_.dtype) in ("i32", "i64"):
             raise self.error(node, "true division of integer tiles is not supported yet")
-        return Val("tile", type_, ir.Binary(op, a, b))
+        result = Val("tile", type_, ir.Binary(op, a, b))
+        # Keep track of `ct.arange(n) + offset`, which gather/scatter can turn into tile accesses.
+        if isinstance(node.op, ast.Add):
+            ramp, other = (lhs, rhs) if lhs.iota_offset is not None else (rhs, lhs)
+            if ramp.iota_offset is not None and other.kind in ("const", "scalar"):
+                base = ramp.iota_offset
+                result.iota_offset = (Val("const", py=base.py + other.py) if base.kind == other.kind == "const"
+                                      else other if base.kind == "const" and base.py == 0
+                                      else self._scalar_binop(node, "+", base, other))
+        return result
 
     def _tile_operands(self, node: ast.AST, lhs: Val, rhs: Val, out: list[ir.Stmt],
                        hint: str) -> tuple[ir.TileType, ir.Expr, ir.Expr]:
@@ -1123,6 +1135,10 @@ class Translator:
         array = self._array_arg(args["array"], out)
         index = self._index(args["index"], out)
         tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
+        return self._store(node, args["tile"], array, index, tile)
+
+    def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val) -> Val:
+        args = {"tile": tile_node}
         if tile.kind != "tile":
             raise self.error(args["tile"], "ct.store of a scalar is not supported yet; store a tile")
         if len(index) != len(tile.shape):
@@ -1162,6 +1178,66 @@ class Translator:
                 continue
             return f"index component {axis} is not ct.bid({axis})"
         return None
+
+    def _row_access(self, node: ast.Call, indices: ast.expr, out: list[ir.Stmt]) -> tuple[list[Val], ir.Dim]:
+        """Reads a gather/scatter index tuple `(s0, ..., arange(n) + k*n)`: scalars, then one ramp.
+        Returns the tile-space index of the equivalent 1 x ... x n tile access, and n."""
+        val = self.expr(indices, out, hint="index")
+        items = val.py if val.kind == "tuple" else [val]
+        *scalars, ramp = items
+        if ramp.kind != "tile" or ramp.iota_offset is None or len(ramp.shape) != 1:
+            raise self.error(indices, "ct.gather/ct.scatter are supported where the last index is "
+                                      "ct.arange(n) (plus a whole number of tiles) and the others are scalars")
+        for s in scalars:
+            self._i32(s, indices)
+        n, offset = ramp.shape[0], ramp.iota_offset
+        if offset.kind == "const" and offset.py == 0:
+            column = Val("const", py=0)
+        elif offset.kind == "const" and isinstance(n, int) and offset.py % n == 0:
+            column = Val("const", py=offset.py // n)
+        else:
+            raise self.error(indices, "ct.gather/ct.scatter at an offset that is not a whole number of tiles "
+                                      "is not supported yet")
+        return [*scalars, column], n
+
+    def _ct_gather(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
+        for unsupported in ("mask", "latency"):
+            if unsupported in args:
+                raise self.error(node, f"ct.gather(..., {unsupported}=...) is not supported yet")
+        array = self._array_arg(args["array"], out)
+        index, n = self._row_access(node, args["indices"], out)
+        pad = self.expr(args["padding_value"], out).py if "padding_value" in args else 0
+        padding = {0: None, float("-inf"): "padding::NegInf", float("inf"): "padding::PosInf"}.get(pad, "?")
+        if padding == "?":
+            raise self.error(node, f"padding_value={pad!r} is not supported yet (0, -inf or inf)")
+        # Out-of-bounds lanes read the padding either way, so check_bounds needs nothing here.
+        shape = (1,) * (len(index) - 1) + (n,)
+        self._set_rank(array, len(index), node)
+        part = self._partition(array, shape, padding)
+        row = Val("tile", ir.TileType(f"${array.name}", shape),
+                  ir.Method(part, "load", (ir.Index(tuple(self._i32(i, node) for i in index)),)))
+        if len(shape) == 1:
+            return row
+        row = self._bind_temp(out, hint, row.type, row.expr)
+        return self._bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
+
+    def _ct_scatter(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
+        for unsupported in ("mask", "latency"):
+            if unsupported in args:
+                raise self.error(node, f"ct.scatter(..., {unsupported}=...) is not supported yet")
+        array = self._array_arg(args["array"], out)
+        index, n = self._row_access(node, args["indices"], out)
+        tile = self.expr(args["value"], out, hint=f"{rust_name(array.name)}_tile")
+        if tile.kind != "tile" or tile.shape != (n,):
+            raise self.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
+                                            "supported yet")
+        shape = (1,) * (len(index) - 1) + (n,)
+        if len(shape) > 1:
+            tile = self._bind_temp(out, f"{rust_name(array.name)}_tile", ir.TileType(tile.dtype, shape),
+                                   ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
+        return self._store(node, args["value"], array, index, tile)
 
     def _ct_astype(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["x", "dtype"], 2)
@@ -1309,7 +1385,9 @@ class Translator:
         dtype = self._dtype_arg(args["dtype"], out) if "dtype" in args else "i32"
         if dtype not in ("i32", "i64"):
             raise self.error(node, "ct.arange of a float dtype is not supported yet")
-        return self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
+        iota = self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
+        iota.iota_offset = Val("const", py=0)
+        return iota
 
     def _ct_reshape(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["x", "shape"], 2)

@@ -86,7 +86,7 @@ def _marked_line(kernel_name: str) -> int:
 @pytest.mark.parametrize("kernel_name, construct", [
     ("while_loop", "While statements"),
     ("helper_call", "*args"),
-    ("gather", "ct.gather"),
+    ("gather", "not a whole number of tiles"),
     ("store_in_loop", "inside a loop"),
     ("swizzled_store", "not ct.bid(0)"),
     ("conditional_expression", "must choose between scalars"),
