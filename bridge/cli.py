@@ -89,6 +89,19 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_coverage(args) -> int:
+    from .coverage import run
+
+    report = run(args.target, quiet=not args.verbose)
+    print(report.table())
+    if args.json:
+        Path(args.json).write_text(report.to_json())
+    if args.min is not None and report.through_cubin < args.min:
+        print(f"coverage dropped: {report.through_cubin} kernels through cubin, below {args.min}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_doctor(args) -> int:
     from .toolchain import doctor
 
@@ -122,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     p = kernel_command("bench", "time the Rust extension against cuTile Python on each file's cases(torch)")
     p.add_argument("--runs", type=int, default=50)
     p.set_defaults(run=cmd_bench)
+    p = sub.add_parser("coverage", help="every kernel of a library through translate, build, Tile IR, cubin")
+    p.add_argument("target", help="a folder of kernel files, or an installed package such as tilegym")
+    p.add_argument("--json", help="also write the table as JSON here")
+    p.add_argument("--min", type=int, help="fail if fewer kernels get through cubin")
+    p.add_argument("-v", "--verbose", action="store_true", help="show cargo's output")
+    p.set_defaults(run=cmd_coverage)
     p = sub.add_parser("doctor", help="check the toolchain")
     p.set_defaults(run=cmd_doctor)
 

@@ -852,6 +852,11 @@ class Translator:
                                ir.If(wrong_sign, ir.Binary("+", r.expr, divisor), r.expr))
 
     def _scalar_binop(self, node: ast.expr, op: str, lhs: Val, rhs: Val) -> Val:
+        for v in (lhs, rhs):
+            if v.kind not in ("scalar", "const"):
+                raise self.error(node, f"a {v.kind} cannot be used in scalar arithmetic or comparisons")
+        if lhs.kind == rhs.kind == "const":
+            raise self.error(node, "this needs a runtime scalar on one side")
         dtype = lhs.dtype if lhs.kind == "scalar" else rhs.dtype
         pyop = getattr(node, "op", None)
         if isinstance(pyop, ast.Div) and dtype in ("i32", "i64"):
@@ -939,7 +944,9 @@ class Translator:
             return Val("tile", type_, ir.Binary(op, a, b))
         if rounding is None and ftz == "ftz::Disabled":
             return Val("tile", type_, ir.Binary(op, a, b))
-        return Val("tile", type_, ir.Call(func, (a, b, ir.Lit(rounding or "rounding::NearestEven"), ir.Lit(ftz))))
+        # Bound to a typed let: the JIT infers these intrinsics' types poorly inside larger expressions.
+        return self._bind_temp(out, hint, type_,
+                               ir.Call(func, (a, b, ir.Lit(rounding or "rounding::NearestEven"), ir.Lit(ftz))))
 
     def _ct_add(self, node, out, hint):
         return self._arith(node, out, hint, "+", "addf")
@@ -967,8 +974,8 @@ class Translator:
         if self.union.find(type_.dtype) in ("i32", "i64"):
             return Val("tile", type_, ir.Call(f"{which}i", (a, b)))
         nan_mode = self.expr(args["propagate_nan"], out).py if "propagate_nan" in args else False
-        return Val("tile", type_, ir.Call(f"{which}f", (a, b, ir.Lit("nan::Enabled" if nan_mode else "nan::Disabled"),
-                                                       ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
+        return self._bind_temp(out, hint, type_, ir.Call(f"{which}f", (
+            a, b, ir.Lit("nan::Enabled" if nan_mode else "nan::Disabled"), ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
 
     def _ct_minimum(self, node, out, hint):
         return self._minmax(node, out, hint, "min")
@@ -1279,8 +1286,8 @@ class Translator:
             raise self.error(node, "ct.exp takes rounding_mode APPROX or FULL, on f32 tiles")
         self.unsafe_reasons.append(f"exp with {rounding.split('::')[1]} rounding (cutile marks nondefault "
                                    "rounding unsafe; f32 with it is a supported Tile IR pair)")
-        return Val("tile", x.type, ir.Unsafe(ir.Call("exp_with_rounding", (x.expr, ir.Lit(rounding))),
-                                             reason="f32 with this rounding is a supported Tile IR pair"))
+        return self._bind_temp(out, hint, x.type, ir.Unsafe(ir.Call("exp_with_rounding", (x.expr, ir.Lit(rounding))),
+                                                            reason="f32 with this rounding is a supported Tile IR pair"))
 
     def __getattr__(self, attr: str):
         if attr.startswith("_ct_") and attr[4:] in _UNARY_MATH:
