@@ -17,5 +17,8 @@ fi
 [ -x "$TILEBRIDGE_VENV/bin/python" ] || python3 -m venv "$TILEBRIDGE_VENV"
 "$TILEBRIDGE_VENV/bin/python" -m pip install -q --upgrade pip
 "$TILEBRIDGE_VENV/bin/python" -m pip install -q -e "$ROOT[dev]"
+# TileGym's kernels are the translator's benchmark; read from where pip puts them, never run
+# (without its dependencies: torch is not needed to translate).
+"$TILEBRIDGE_VENV/bin/python" -m pip install -q --no-deps "tilegym==1.5.1"
 export PATH="$TILEBRIDGE_VENV/bin:$PATH"
 cd "$ROOT"

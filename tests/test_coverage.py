@@ -1,0 +1,45 @@
+"""TileGym's kernels through translate -> build -> Tile IR -> sm_90 cubin, on the CPU.
+
+The count may only go up: tests/coverage_floor.json holds the last landed figure."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+FLOOR = json.loads((Path(__file__).parent / "coverage_floor.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def report():
+    import importlib.util
+
+    if importlib.util.find_spec("tilegym") is None:  # found, never imported: it needs torch
+        pytest.skip("tilegym is installed by scripts/install.sh (pip --no-deps)")
+    from tilebridge.coverage import run
+
+    return run("tilegym")
+
+
+def test_coverage_does_not_drop(report):
+    print(report.table())
+    assert report.through_cubin >= FLOOR["through_cubin"], report.table()
+
+
+def test_every_kernel_is_accounted_for(report):
+    assert len(report.rows) >= 60  # tilegym 1.5.1 ops/cutile defines 66 kernels
+    for row in report.rows:
+        if not row.translated:
+            # A TranslationError names file:line:column and the construct.
+            assert re.match(rf"{re.escape(row.file)}:\d+:\d+: .+: `.+`", row.error), row
+        elif not row.cubin:
+            assert row.error, row
+
+
+def test_translated_kernels_have_a_safety_verdict(report):
+    for row in report.rows:
+        if row.translated:
+            assert row.safety == "safe" or row.safety.startswith("unsafe: ")
