@@ -307,8 +307,12 @@ class Translator:
                 if target in self.uses and kind:
                     setattr(self.uses[target], kind, getattr(self.uses[target], kind) + 1)
                     counted.add(id(node.args[0]))
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr == "dtype":
-                counted.add(id(node.value))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in (
+                    "dtype", "shape", "ndim"):
+                counted.add(id(node.value))  # metadata, not the array's contents
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "num_tiles"
+                    and node.args and isinstance(node.args[0], ast.Name)):
+                counted.add(id(node.args[0]))
             # An array's rank is the length of any tile shape or index it is used with.
             if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
                 fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
@@ -1160,14 +1164,41 @@ class Translator:
         self._set_rank(array, len(index), node)
         reason = self._unsafe_store_reason(array, index)
         if reason is not None:
-            raise self.error(node, f"this store needs cutile's unchecked output path, which is not supported yet "
-                                   f"({reason})")
+            return self._unchecked_store(node, array, index, tile, reason)
         array.written = True
         array.tile = tile.shape
         for d in tile.shape:
             if isinstance(d, str):
                 self._mark_tile_dim(d)
         return Val("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
+
+    def _unchecked_store(self, node: ast.Call, array: ir.ArrayParam, index: list[Val], tile: Val, reason: str) -> Val:
+        """A store cutile cannot prove disjoint across blocks: through a mutable partition of the
+        whole tensor, each store still bounds-checked, disjointness left to the kernel as in
+        cuTile Python."""
+        use = self.uses[array.name]
+        if use.loads or use.other:
+            raise self.error(node, f"'{array.name}' is both read and written (read-modify-write), which is not "
+                                   "supported yet")
+        if array.tile is not None:
+            raise self.error(node, f"'{array.name}' is stored both per block and elsewhere")
+        array.written = True
+        key = (array.name, tile.shape, "out")
+        if key not in self.partitions:
+            name = self.fresh(f"{rust_name(array.name)}_out")
+            source = ir.Var(rust_name(array.name))
+            value = ir.Unsafe(ir.Method(source, "partition_full_mut", (ir.Shape(tile.shape),)),
+                              reason=f"cutile cannot prove that blocks store disjoint tiles of `{array.name}` "
+                                     f"({reason}); the kernel guarantees it, as cuTile Python requires")
+            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", tile.shape, mutable=True),
+                                              value, self.line, mutable=True))
+            self.partitions[key] = name
+            self.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
+        for d in tile.shape:
+            if isinstance(d, str):
+                self._mark_tile_dim(d)
+        idx = ir.Index(tuple(self._i32(i, node) for i in index))
+        return Val("tile", None, ir.Method(ir.Var(self.partitions[key]), "store", (tile.expr, idx)))
 
     def _unsafe_store_reason(self, array: ir.ArrayParam, index: list[Val]) -> str | None:
         """None when a store is one tile per block at the block's own index: a safe partition."""

@@ -50,7 +50,7 @@ def rust_type(t: ir.Type) -> str:
     if isinstance(t, ir.TileType):
         return f"Tile<{t.dtype}, {{ [{dims(t.shape)}] }}>"
     if isinstance(t, ir.PartitionType):
-        return f"Partition<{t.dtype}, {{ [{dims(t.shape)}] }}>"
+        return f"{'PartitionMut' if t.mutable else 'Partition'}<{t.dtype}, {{ [{dims(t.shape)}] }}>"
     return t.dtype
 
 
@@ -147,7 +147,7 @@ def _entry(kernel: ir.KernelIR) -> dict:
     params = []
     for p in kernel.runtime_params:
         if isinstance(p, ir.ArrayParam):
-            if p.written:
+            if p.written and p.tile is not None:
                 params.append(f"{rust_name(p.name)}: &mut Tensor<{p.dtype}, {{ [{dims(p.tile)}] }}>")
             else:
                 params.append(f"{rust_name(p.name)}: &Tensor<{p.dtype}, {{ [{', '.join(['-1'] * p.rank)}] }}>")
@@ -195,7 +195,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         allowed = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
     for p in kernel.arrays:
-        if p.written:
+        if p.written and p.tile is not None:
             tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
             checks.append(f"launch.check_tile_grid(&{rust_name(p.name)}, &[{tile}])?;")
 
@@ -226,9 +226,10 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     for p in kernel.runtime_params:
         n = rust_name(p.name)
         if isinstance(p, ir.ArrayParam):
-            mut = "mut " if p.written else ""
+            partitioned = p.written and p.tile is not None
+            mut = "mut " if partitioned else ""
             tensors.append(f"let {mut}{n} = {n}.tensor::<{p.dtype}>(launch.py, &context);")
-            if p.written:
+            if partitioned:
                 # The tile sizes were checked positive (check_tile_dim) before this cast.
                 tile = ", ".join(f"{rust_name(d)} as usize" if isinstance(d, str) else str(d) for d in p.tile)
                 call_args.append(f"(&mut {n}).partition([{tile}])")

@@ -33,6 +33,7 @@ class ScalarType:
 class PartitionType:
     dtype: str
     shape: tuple[Dim, ...]
+    mutable: bool = False  # a PartitionMut over the whole tensor (cutile's unchecked output path)
 
 
 Type = Union[TileType, ScalarType, PartitionType]
@@ -169,7 +170,8 @@ class ArrayParam:
     rank: int
     dtype: str  # the dtype class, `$name` before resolution
     written: bool = False
-    # For a safe output: the tile every block stores at its own index.
+    # For a safe output: the tile every block stores at its own index. None for an output
+    # written through cutile's unchecked partition (any index, any number of stores).
     tile: tuple[Dim, ...] | None = None
 
 

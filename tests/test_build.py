@@ -156,6 +156,22 @@ def test_math_modes_compile(monkeypatch):
     assert not meta["safe"] and "exp with Approx rounding" in meta["unsafe_reasons"][0]
 
 
+def test_unchecked_outputs_compile_and_say_why(monkeypatch):
+    from conftest import REPO
+
+    ext = tb.build(REPO / "tests" / "fixtures" / "unchecked_stores.py", quiet=True)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    meta = json.loads(ext.__tilebridge__)["kernels"]
+    assert "inside a loop" in meta["persistent_copy"]["unsafe_reasons"][0]
+    assert "not ct.bid(0)" in meta["reversed_copy"]["unsafe_reasons"][0]
+    for name, generics in (("persistent_copy", ["f32", "64", "256"]), ("reversed_copy", ["f32", "256"])):
+        ir, _ = ext._compile_only(name, generics, [("x", [1]), ("y", [1])], "sm_90")
+        assert "store_view_tko" in ir
+    with pytest.raises(tb.DeviceError):  # any grid is accepted: the kernel decides what it covers
+        ext.persistent_copy((3,), FakeCudaArray((4096,)), FakeCudaArray((4096,), ptr=0x7100_0000), N_TILES=16,
+                            TILE=256)
+
+
 def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     with pytest.raises(tb.KernelCompileError):
