@@ -450,10 +450,14 @@ class Translator:
 
     def _assign(self, target: ast.expr, value: ast.expr, out: list[ir.Stmt]) -> None:
         if isinstance(target, ast.Tuple):
-            if not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
-                raise self.error(target, "tuple assignment needs a tuple of the same length on the right")
-            vals = [self.expr(v, out, hint=t.id if isinstance(t, ast.Name) else "v")
-                    for t, v in zip(target.elts, value.elts)]
+            if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
+                vals = [self.expr(v, out, hint=t.id if isinstance(t, ast.Name) else "v")
+                        for t, v in zip(target.elts, value.elts)]
+            else:
+                whole = self.expr(value, out)  # e.g. `m, n = x.shape` or a helper returning a tuple
+                if whole.kind != "tuple" or len(whole.py) != len(target.elts):
+                    raise self.error(target, "tuple assignment needs a tuple of the same length on the right")
+                vals = whole.py
             for t, v in zip(target.elts, vals):
                 self._bind(t, v, out)
             return
@@ -479,8 +483,11 @@ class Translator:
             out.append(ir.Assign(prev.let.name, val.expr, target.lineno))
             prev.val = replace(prev.val, bid_axis=None, nonneg=prev.val.nonneg and val.nonneg)
             return
-        if prev is not None and prev.let is None and prev.val.kind in ("array", "scalar"):
-            raise self.error(target, f"assigning to the parameter '{name}' is not supported")
+        if prev is not None and prev.let is None and prev.val.kind == "array":
+            raise self.error(target, f"assigning to the array parameter '{name}' is not supported")
+        if prev is not None and prev.let is None and prev.depth < self.depth:
+            raise self.error(target, f"reassigning '{name}' inside a loop or branch, where it has no binding of "
+                                     "its own to update, is not supported yet")
         if self.inlining:  # a helper's locals must not shadow the caller's
             rname = self.fresh(rname)
         last = out[-1] if out else None
