@@ -1132,9 +1132,8 @@ class Translator:
 
     def _ct_load(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma"], 3)
-        for unsupported in ("order", "latency", "allow_tma"):
-            if unsupported in args:
-                raise self.error(node, f"ct.load(..., {unsupported}=...) is not supported yet")
+        if "order" in args:
+            raise self.error(node, "ct.load(..., order=...) is not supported yet")
         array = self._array_arg(args["array"], out)
         shape = self._dims(args["shape"], out)
         index = self._index(args["index"], out)
@@ -1143,7 +1142,27 @@ class Translator:
         self._set_rank(array, len(shape), node)
         part = self._partition(array, shape, self._padding(args.get("padding_mode"), out))
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        return Val("tile", ir.TileType(f"${array.name}", shape), ir.Method(part, "load", (idx,)))
+        load = self._tile_load(node, part, idx, args.get("latency"), args.get("allow_tma"), out)
+        return Val("tile", ir.TileType(f"${array.name}", shape), load)
+
+    def _tile_load(self, node: ast.Call, part: ir.Expr, idx: ir.Index, latency_node: ast.expr | None,
+                   tma_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
+        """A partition load with the optional latency hint and TMA switch of ct.load."""
+        latency = self.expr(latency_node, out) if latency_node is not None else Val("const", py=None)
+        tma = self.expr(tma_node, out) if tma_node is not None else Val("const", py=True)
+        if latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
+            raise self.error(node, "latency must be an integer constant")
+        if tma.kind != "const" or not isinstance(tma.py, bool):
+            raise self.error(node, "allow_tma must be True or False")
+        if tma.py:
+            if latency.py is None:
+                return ir.Method(part, "load", (idx,))
+            return ir.Method(part, f"load_pipelined::<{latency.py}>", (idx,))
+        # Without TMA: the raw view load, after the same bounds check `load` makes.
+        out.append(ir.Do(ir.Call("check_partition_access", (ir.Ref(part), idx)), self.line))
+        hint = ir.Lit(f"Some({latency.py}i32)" if latency.py is not None else "None")
+        return ir.Call("load_view_tko", (ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), hint,
+                                         ir.Lit("tma::Disabled")))
 
     def _ct_store(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
@@ -1247,9 +1266,8 @@ class Translator:
 
     def _ct_gather(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
-        for unsupported in ("mask", "latency"):
-            if unsupported in args:
-                raise self.error(node, f"ct.gather(..., {unsupported}=...) is not supported yet")
+        if "mask" in args:
+            raise self.error(node, "ct.gather(..., mask=...) is not supported yet")
         array = self._array_arg(args["array"], out)
         index, n = self._row_access(node, args["indices"], out)
         pad = self.expr(args["padding_value"], out).py if "padding_value" in args else 0
@@ -1260,8 +1278,9 @@ class Translator:
         shape = (1,) * (len(index) - 1) + (n,)
         self._set_rank(array, len(index), node)
         part = self._partition(array, shape, padding)
+        idx = ir.Index(tuple(self._i32(i, node) for i in index))
         row = Val("tile", ir.TileType(f"${array.name}", shape),
-                  ir.Method(part, "load", (ir.Index(tuple(self._i32(i, node) for i in index)),)))
+                  self._tile_load(node, part, idx, args.get("latency"), None, out))
         if len(shape) == 1:
             return row
         row = self._bind_temp(out, hint, row.type, row.expr)
