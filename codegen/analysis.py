@@ -82,6 +82,13 @@ def rust_name(name: str) -> str:
 
 def dtype_name(obj: Any) -> str | None:
     """The cutile name of a cuTile Python (or NumPy) dtype object, if it is one."""
+    if isinstance(obj, type) and obj.__module__ == "numpy" and obj not in (int, float):
+        try:
+            import numpy as np
+
+            return _DTYPE_NAMES.get(np.dtype(obj).name, _DTYPE_NAMES.get(np.dtype(obj).name + "_"))
+        except TypeError:
+            return None
     name = getattr(obj, "name", None)
     if isinstance(name, str) and type(obj).__name__ in ("DType", "dtype"):
         return _DTYPE_NAMES.get(name, _DTYPE_NAMES.get(name + "_"))
@@ -116,6 +123,7 @@ class Val:
     bid_axis: int | None = None  # this scalar is exactly ct.bid(axis)
     nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
     iota_offset: "Val | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
+    defn: "ir.Expr | None" = None  # for a scalar bound once to a name: the expression it names
 
     @property
     def shape(self) -> tuple[ir.Dim, ...]:
@@ -386,10 +394,11 @@ class Translator:
         body = fdef.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # docstring
-        if not body or not isinstance(body[-1], ast.Return) or any(
-                isinstance(n, ast.Return) for st in body[:-1] for n in ast.walk(st)):
+        if body and not isinstance(body[-1], ast.Return):
+            body = [*body, ast.Return(value=None)]  # a helper run for its effects (stores)
+        if any(isinstance(n, ast.Return) for st in body[:-1] for n in ast.walk(st)):
             self.globals = saved_globals
-            raise self.error(node, "helpers must end in their only return statement")
+            raise self.error(node, "helpers with an early return are not supported yet")
         saved_scopes, saved_base, saved_line = self.scopes, self.depth_base, self.line
         self.depth_base = self.depth
         self.scopes = [{n: _Binding(v, None, self.depth_base) for n, v in values.items()}]
@@ -500,7 +509,8 @@ class Translator:
             out.append(let)
         self.scopes[-1][name] = _Binding(
             Val(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg,
-                iota_offset=val.iota_offset), let, self.depth)
+                iota_offset=val.iota_offset, defn=val.expr if val.kind == "scalar" and name not in self.loop_assigned
+                else None), let, self.depth)
 
     def _check_carried(self, target: ast.Name, prev: _Binding, val: Val) -> None:
         if prev.val.type != val.type:
@@ -1150,7 +1160,9 @@ class Translator:
         """A partition load with the optional latency hint and TMA switch of ct.load."""
         latency = self.expr(latency_node, out) if latency_node is not None else Val("const", py=None)
         tma = self.expr(tma_node, out) if tma_node is not None else Val("const", py=True)
-        if latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
+        if latency.kind == "scalar" and latency.dim is not None:
+            latency = Val("const", py=rust_name(latency.dim))  # a ct.Constant: a const generic argument
+        elif latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
             raise self.error(node, "latency must be an integer constant")
         if tma.kind != "const" or not isinstance(tma.py, bool):
             raise self.error(node, "allow_tma must be True or False")
@@ -1160,7 +1172,8 @@ class Translator:
             return ir.Method(part, f"load_pipelined::<{latency.py}>", (idx,))
         # Without TMA: the raw view load, after the same bounds check `load` makes.
         out.append(ir.Do(ir.Call("check_partition_access", (ir.Ref(part), idx)), self.line))
-        hint = ir.Lit(f"Some({latency.py}i32)" if latency.py is not None else "None")
+        value = f"{latency.py}i32" if isinstance(latency.py, int) else latency.py
+        hint = ir.Lit(f"Some({value})" if latency.py is not None else "None")
         return ir.Call("load_view_tko", (ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), hint,
                                          ir.Lit("tma::Disabled")))
 
@@ -1259,10 +1272,20 @@ class Translator:
             column = Val("const", py=0)
         elif offset.kind == "const" and isinstance(n, int) and offset.py % n == 0:
             column = Val("const", py=offset.py // n)
+        elif offset.kind == "scalar" and (k := _times(offset.expr, n) or _times(offset.defn, n)) is not None:
+            column = self._known_scalar(k)  # k * n + arange(n): tile k
         else:
             raise self.error(indices, "ct.gather/ct.scatter at an offset that is not a whole number of tiles "
                                       "is not supported yet")
         return [*scalars, column], n
+
+    def _known_scalar(self, expr: ir.Expr) -> Val:
+        """The bound scalar that `expr` names, with what is known of it (e.g. that it is ct.bid(0))."""
+        for scope in reversed(self.scopes):
+            for b in scope.values():
+                if b.val.kind == "scalar" and b.val.expr == expr:
+                    return b.val
+        return Val("scalar", ir.ScalarType("i32"), expr)
 
     def _ct_gather(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
@@ -1318,6 +1341,14 @@ class Translator:
         if name == "reshape":
             shape = self._dims(node.args[0] if len(node.args) == 1 else ast.Tuple(elts=node.args), out)
             return self._bind_temp(out, hint, ir.TileType(recv.dtype, shape), ir.Method(recv.expr, "reshape", (ir.Shape(shape),)))
+        if name == "item":
+            if any(d != 1 for d in recv.shape):
+                raise self.error(node, ".item() needs a tile of one element")
+            dtype = self.union.find(recv.dtype)
+            if dtype.startswith("$"):
+                raise self.error(node, ".item() of a tile of an array's dtype is not supported yet; cast it first")
+            scalar = self._bind_temp(out, hint, ir.TileType(recv.dtype, ()), ir.Method(recv.expr, "reshape", (ir.Shape(()),)))
+            return self._bind_temp(out, hint, ir.ScalarType(dtype), ir.Call("tile_to_scalar", (scalar.expr,)))
         raise self.error(node, f"tile method '.{name}()' is not supported yet")
 
     def _float_tile(self, node: ast.expr, out, hint) -> Val:
@@ -1459,6 +1490,17 @@ class Translator:
         shape = self._dims(args["shape"], out)
         return self._bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
 
+    def _ct_expand_dims(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "axis"], 2)
+        x = self._tile_arg(args["x"], out, hint)
+        axis = self._int_const(self.expr(args["axis"], out), node)
+        rank = len(x.shape) + 1
+        axis = axis + rank if axis < 0 else axis
+        if not 0 <= axis < rank:
+            raise self.error(node, f"axis {axis} is out of range for a rank-{rank} result")
+        shape = x.shape[:axis] + (1,) + x.shape[axis:]
+        return self._bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
+
     def _ct_permute(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["x", "axes"], 2)
         x = self._tile_arg(args["x"], out, hint)
@@ -1508,6 +1550,19 @@ def _cutile_dtype(d: Any) -> str:
         name = str(d).replace("torch.", "")
         name = _DTYPE_NAMES.get(name, name)
     return name
+
+
+def _times(expr: ir.Expr, n: ir.Dim) -> ir.Expr | None:
+    """`k` where `expr` is `k * n` or `n * k` (n a tile dimension), else None."""
+    size = ir.Var(rust_name(n)) if isinstance(n, str) else ir.Lit(f"{n}i32")
+    if expr is None:
+        return None
+    if isinstance(expr, ir.Binary) and expr.op == "*":
+        if expr.rhs == size:
+            return expr.lhs
+        if expr.lhs == size:
+            return expr.rhs
+    return None
 
 
 _COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
