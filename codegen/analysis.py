@@ -58,18 +58,8 @@ _PADDING = {
     "NEG_ZERO": "padding::NegZero",
 }
 
-_UNARY_MATH = {
-    "log": "log({x})",
-    "log2": "log2({x})",
-    "sin": "sin({x})",
-    "cos": "cos({x})",
-    "tan": "tan({x})",
-    "sinh": "sinh({x})",
-    "cosh": "cosh({x})",
-    "tanh": "tanh({x})",
-    "floor": "floor({x})",
-    "ceil": "ceil({x})",
-}
+# Float math with one operand and no modes, same name in cuTile Python and cutile.
+_UNARY_MATH = {"log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil"}
 
 _REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min", "prod": "reduce_prod"}
 
@@ -1328,16 +1318,13 @@ class Translator:
 
     def _ct_astype(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["x", "dtype"], 2)
-        return self._astype(self._tile_arg(args["x"], out, hint), self._dtype_arg(args["dtype"], out), out, hint)
-
-    def _astype(self, val: Val, dtype: str, out: list[ir.Stmt], hint: str) -> Val:
-        return self._convert(val, dtype, out, hint)
+        return self._convert(self._tile_arg(args["x"], out, hint), self._dtype_arg(args["dtype"], out), out, hint)
 
     def _tile_method(self, node: ast.Call, recv: Val, name: str, out, hint) -> Val:
         if name == "astype":
             if len(node.args) != 1 or node.keywords:
                 raise self.error(node, "astype takes one dtype")
-            return self._astype(recv, self._dtype_arg(node.args[0], out), out, hint)
+            return self._convert(recv, self._dtype_arg(node.args[0], out), out, hint)
         if name == "reshape":
             shape = self._dims(node.args[0] if len(node.args) == 1 else ast.Tuple(elts=node.args), out)
             return self._bind_temp(out, hint, ir.TileType(recv.dtype, shape), ir.Method(recv.expr, "reshape", (ir.Shape(shape),)))
