@@ -129,3 +129,10 @@ def test_reads_a_file_that_cannot_be_imported_here():
     rust = files["src/tile_kernels.rs"]
     assert "convert_tile" in rust and "0.5f32" in rust
     assert "host_wrapper" not in rust
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo not installed")
+def test_runtime_crate_is_rustfmt_clean():
+    proc = subprocess.run(["cargo", "fmt", "--check", "-p", "tilebridge-runtime"], cwd=REPO, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout

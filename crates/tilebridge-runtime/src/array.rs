@@ -87,7 +87,9 @@ fn elem_from_torch(dtype: &Bound<'_, PyAny>) -> PyResult<Option<ElemType>> {
 
 fn elem_from_typestr(typestr: &str) -> Option<ElemType> {
     // `<f4`, `|u1`, ...: byte order, kind, size. Only little-endian or not-applicable.
-    let rest = typestr.strip_prefix('<').or_else(|| typestr.strip_prefix('|'))?;
+    let rest = typestr
+        .strip_prefix('<')
+        .or_else(|| typestr.strip_prefix('|'))?;
     Some(match rest {
         "f4" => DTypeId::F32,
         "f2" => DTypeId::F16,
@@ -146,7 +148,11 @@ impl Array {
         )))
     }
 
-    fn from_torch(obj: &Bound<'_, PyAny>, get_device: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
+    fn from_torch(
+        obj: &Bound<'_, PyAny>,
+        get_device: &Bound<'_, PyAny>,
+        name: &'static str,
+    ) -> PyResult<Array> {
         let py = obj.py();
         // -1 for a CPU tensor.
         let device: i64 = get_device.call0()?.extract()?;
@@ -157,12 +163,24 @@ impl Array {
         }
         let dtype = obj.getattr(intern!(py, "dtype"))?;
         let elem = elem_from_torch(&dtype)?.ok_or_else(|| {
-            argument(format!("argument '{name}' has dtype {dtype}, which cutile cannot take"))
+            argument(format!(
+                "argument '{name}' has dtype {dtype}, which cutile cannot take"
+            ))
         })?;
         let shape: Vec<i64> = obj.getattr(intern!(py, "shape"))?.extract()?;
         let strides: Vec<i64> = obj.call_method0(intern!(py, "stride"))?.extract()?;
         let ptr: u64 = obj.call_method0(intern!(py, "data_ptr"))?.extract()?;
-        Self::checked(name, ptr, &shape, &strides, elem, device as usize, false, Framework::Torch, obj)
+        Self::checked(
+            name,
+            ptr,
+            &shape,
+            &strides,
+            elem,
+            device as usize,
+            false,
+            Framework::Torch,
+            obj,
+        )
     }
 
     fn from_cuda_array_interface(
@@ -172,16 +190,22 @@ impl Array {
     ) -> PyResult<Array> {
         let py = obj.py();
         let cai = cai.cast::<PyDict>().map_err(|_| {
-            argument(format!("argument '{name}': __cuda_array_interface__ is not a dict"))
+            argument(format!(
+                "argument '{name}': __cuda_array_interface__ is not a dict"
+            ))
         })?;
         let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
             cai.get_item(key)?.ok_or_else(|| {
-                argument(format!("argument '{name}': __cuda_array_interface__ has no '{key}'"))
+                argument(format!(
+                    "argument '{name}': __cuda_array_interface__ has no '{key}'"
+                ))
             })
         };
         let typestr: String = get("typestr")?.extract()?;
         let elem = elem_from_typestr(&typestr).ok_or_else(|| {
-            argument(format!("argument '{name}' has typestr {typestr:?}, which cutile cannot take"))
+            argument(format!(
+                "argument '{name}' has typestr {typestr:?}, which cutile cannot take"
+            ))
         })?;
         let shape: Vec<i64> = get("shape")?.extract()?;
         let (ptr, readonly): (u64, bool) = get("data")?.extract()?;
@@ -204,7 +228,17 @@ impl Array {
             .and_then(|d| d.getattr(intern!(py, "id")))
             .and_then(|id| id.extract::<usize>())
             .unwrap_or(0);
-        Self::checked(name, ptr, &shape, &strides, elem, device, readonly, Framework::CudaArrayInterface, obj)
+        Self::checked(
+            name,
+            ptr,
+            &shape,
+            &strides,
+            elem,
+            device,
+            readonly,
+            Framework::CudaArrayInterface,
+            obj,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -258,13 +292,6 @@ impl Array {
             .map(|(&n, &s)| (n as usize - 1) * s as usize)
             .sum();
         (last + 1) * self.elem.size_in_bytes()
-    }
-
-    /// True when the byte ranges of `self` and `other` intersect.
-    pub fn overlaps(&self, other: &Array) -> bool {
-        let (a0, a1) = (self.ptr, self.ptr + self.extent_bytes() as u64);
-        let (b0, b1) = (other.ptr, other.ptr + other.extent_bytes() as u64);
-        a0 < b1 && b0 < a1 && a0 != a1 && b0 != b1
     }
 
     /// Wraps the memory as a cutile tensor of element type `E`, without copying.
@@ -330,7 +357,9 @@ pub fn grid_from_py(obj: &Bound<'_, PyAny>) -> PyResult<(u32, u32, u32)> {
         })?
     };
     if dims.is_empty() || dims.len() > 3 {
-        return Err(argument(format!("grid {dims:?} must have 1 to 3 dimensions")));
+        return Err(argument(format!(
+            "grid {dims:?} must have 1 to 3 dimensions"
+        )));
     }
     let mut grid = [1u32; 3];
     for (slot, &d) in grid.iter_mut().zip(&dims) {

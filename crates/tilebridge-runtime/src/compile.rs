@@ -23,8 +23,10 @@ pub fn compile_only(
     target: &str,
 ) -> PyResult<(String, Vec<u8>)> {
     let result = py.detach(|| {
-        let strides: Vec<(&str, &[i32])> =
-            strides.iter().map(|(name, s)| (name.as_str(), s.as_slice())).collect();
+        let strides: Vec<(&str, &[i32])> = strides
+            .iter()
+            .map(|(name, s)| (name.as_str(), s.as_slice()))
+            .collect();
         let artifacts = KernelCompiler::new(module_ast, module, function)
             .generics(generics)
             .strides(&strides)

@@ -34,8 +34,12 @@ pub fn context(device: usize) -> PyResult<Arc<Context>> {
     if let Some(ctx) = &contexts[device] {
         return Ok(ctx.clone());
     }
-    let ctx = Context::new(device)
-        .map_err(|e| error(Kind::Device, format!("cannot open CUDA device {device}: {e}")))?;
+    let ctx = Context::new(device).map_err(|e| {
+        error(
+            Kind::Device,
+            format!("cannot open CUDA device {device}: {e}"),
+        )
+    })?;
     contexts[device] = Some(ctx.clone());
     Ok(ctx)
 }
@@ -88,7 +92,9 @@ fn torch_current_stream(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
             return Ok(f.unbind());
         }
         let code = "lambda d: __import__('torch').cuda.current_stream(d).cuda_stream";
-        Ok(py.eval(&std::ffi::CString::new(code).unwrap(), None, None)?.unbind())
+        Ok(py
+            .eval(&std::ffi::CString::new(code).unwrap(), None, None)?
+            .unbind())
     })?;
     Ok(f.bind(py))
 }

@@ -42,9 +42,21 @@ pub fn error(kind: Kind, message: impl Into<String>) -> PyErr {
         let classes = CLASSES.get_or_init(py, || {
             let module = py.import("tilebridge.errors").ok()?;
             let class = |kind: Kind| -> Option<Py<PyType>> {
-                Some(module.getattr(kind.class_name()).ok()?.cast_into::<PyType>().ok()?.unbind())
+                Some(
+                    module
+                        .getattr(kind.class_name())
+                        .ok()?
+                        .cast_into::<PyType>()
+                        .ok()?
+                        .unbind(),
+                )
             };
-            Some([class(Kind::Argument)?, class(Kind::Compile)?, class(Kind::Device)?, class(Kind::Launch)?])
+            Some([
+                class(Kind::Argument)?,
+                class(Kind::Compile)?,
+                class(Kind::Device)?,
+                class(Kind::Launch)?,
+            ])
         });
         match classes {
             Some(classes) => PyErr::from_type(classes[kind as usize].bind(py).clone(), message),

@@ -56,12 +56,22 @@ impl<'py> Launch<'py> {
     }
 
     /// Admits an array the kernel only reads.
-    pub fn input(&mut self, obj: &Bound<'py, PyAny>, name: &'static str, rank: usize) -> PyResult<Array> {
+    pub fn input(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &'static str,
+        rank: usize,
+    ) -> PyResult<Array> {
         self.admit(Array::from_py(obj, name)?, rank, false)
     }
 
     /// Admits an array the kernel writes: it must be writable and overlap no other argument.
-    pub fn output(&mut self, obj: &Bound<'py, PyAny>, name: &'static str, rank: usize) -> PyResult<Array> {
+    pub fn output(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &'static str,
+        rank: usize,
+    ) -> PyResult<Array> {
         let array = Array::from_py(obj, name)?;
         if array.readonly {
             return Err(argument(format!(
@@ -166,7 +176,16 @@ impl<'py> Launch<'py> {
     /// Submits `op` on the caller's stream and, for a blocking launch, waits for it.
     /// The GIL is released meanwhile: the first launch of a specialization runs the JIT.
     pub fn submit<Op: DeviceOp + Send>(self, context: &Arc<Context>, op: Op) -> PyResult<()> {
-        let Launch { py, kernel, stream, sync, device, framework, mut watch, .. } = self;
+        let Launch {
+            py,
+            kernel,
+            stream,
+            sync,
+            device,
+            framework,
+            mut watch,
+            ..
+        } = self;
         watch.lap(2);
         let raw = device::raw_stream(py, stream.as_ref(), framework, device.unwrap_or(0))?;
         let stream = device::borrow_stream(raw, context);
@@ -218,7 +237,10 @@ pub fn guard<T>(kernel: &str, body: impl FnOnce() -> PyResult<T>) -> PyResult<T>
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
         Err(error(
             Kind::Launch,
-            format!("kernel `{kernel}`: internal error in cutile: {}", panic_message(&*payload)),
+            format!(
+                "kernel `{kernel}`: internal error in cutile: {}",
+                panic_message(&*payload)
+            ),
         ))
     })
 }

@@ -45,6 +45,10 @@ impl Stopwatch {
 
 /// (launches, [(phase, total nanoseconds)]) since the process started.
 pub fn totals() -> (u64, Vec<(&'static str, u64)>) {
-    let phases = PHASES.iter().zip(&NANOS).map(|(p, n)| (*p, n.load(Ordering::Relaxed))).collect();
+    let phases = PHASES
+        .iter()
+        .zip(&NANOS)
+        .map(|(p, n)| (*p, n.load(Ordering::Relaxed)))
+        .collect();
     (LAUNCHES.load(Ordering::Relaxed), phases)
 }
