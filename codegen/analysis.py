@@ -591,7 +591,12 @@ class Translator:
             if left.kind == "const" and right.kind == "const":
                 part = Val("const", py=_COMPARE[type(op)](left.py, right.py))
             elif "tile" in (left.kind, right.kind):
-                raise self.error(node, "comparisons of tiles are not supported yet")
+                if len(node.ops) > 1:
+                    raise self.error(node, "chained comparisons of tiles are not supported yet")
+                type_, a, b = self._tile_operands(node, left, right, out, hint)
+                func = {"<": "lt_tile", "<=": "le_tile", ">": "gt_tile", ">=": "ge_tile", "==": "eq_tile",
+                        "!=": "ne_tile"}[ops[type(op)]]
+                return self._bind_temp(out, hint, ir.TileType("bool", type_.shape), ir.Call(func, (a, b)))
             else:
                 typed = self._scalar_binop(node, ops[type(op)], left, right)
                 part = Val("scalar", ir.ScalarType("bool"), typed.expr)
@@ -1470,6 +1475,21 @@ class Translator:
         iota = self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
         iota.iota_offset = Val("const", py=0)
         return iota
+
+    def _ct_where(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["cond", "x", "y"], 3)
+        cond = self._tile_arg(args["cond"], out, hint)
+        if self.union.find(cond.dtype) != "bool":
+            raise self.error(args["cond"], "ct.where needs a bool tile (a comparison) as its condition")
+        x, y = self.expr(args["x"], out, hint), self.expr(args["y"], out, hint)
+        if "tile" not in (x.kind, y.kind):
+            raise self.error(node, "ct.where of two scalars is not supported yet")
+        type_, a, b = self._tile_operands(node, x, y, out, hint)
+        shape = self._broadcast_shape(cond.shape, type_.shape, node)
+        cond = self._broadcast(cond, shape, out, hint)
+        va = self._broadcast(Val("tile", type_, a), shape, out, hint)
+        vb = self._broadcast(Val("tile", type_, b), shape, out, hint)
+        return self._bind_temp(out, hint, ir.TileType(type_.dtype, shape), ir.Call("select", (cond.expr, va.expr, vb.expr)))
 
     def _ct_reshape(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["x", "shape"], 2)

@@ -154,6 +154,8 @@ def test_math_modes_compile(monkeypatch):
     assert "rounding<approx>" in ir and "flush_to_zero" in ir and "permute" in ir
     meta = json.loads(ext.__tilebridge__)["kernels"]["math_ops"]
     assert not meta["safe"] and "exp with Approx rounding" in meta["unsafe_reasons"][0]
+    ir, _ = ext._compile_only("masked", ["f32", "f32", "100", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    assert "cmpi" in ir and "select" in ir
     ir, _ = ext._compile_only("load_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "latency" in ir and "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false")
 
