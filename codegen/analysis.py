@@ -893,9 +893,12 @@ class Translator:
         return Val("scalar", ir.ScalarType(dtype), ir.Binary(op, operand(lhs), operand(rhs)))
 
     def _tile_binop(self, node: ast.BinOp, op: str, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
-        if isinstance(node.op, ast.FloorDiv):
-            raise self.error(node, "// on tiles is not supported yet")
         type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
+        if isinstance(node.op, ast.FloorDiv):
+            if self.union.find(type_.dtype) not in ("i32", "i64"):
+                raise self.error(node, "// on float tiles is not supported yet")
+            # Python's // rounds toward negative infinity.
+            return self._bind_temp(out, hint, type_, ir.Call("divi", (a, b, ir.Lit("rounding::NegativeInf"))))
         if isinstance(node.op, ast.Div) and self.union.find(type_.dtype) in ("i32", "i64"):
             raise self.error(node, "true division of integer tiles is not supported yet")
         result = Val("tile", type_, ir.Binary(op, a, b))
