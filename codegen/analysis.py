@@ -844,9 +844,27 @@ class Translator:
                     p.positive = True
             divisor.nonneg = True
 
+    def _tile_mod(self, node: ast.BinOp, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
+        self._require_positive(rhs)
+        type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
+        dt = self.union.find(type_.dtype)
+        if dt not in ("i32", "i64"):
+            raise self.error(node, "% on float tiles is not supported yet")
+        rem = self._bind_temp(out, f"{hint}_rem", type_, ir.Call("remi", (a, b)))
+        if self._nonneg(lhs) and self._nonneg(rhs):
+            rem.nonneg = True
+            return rem  # C's remainder equals Python's for non-negative operands
+        if not self._nonneg(rhs):
+            raise self.error(node, "% of tiles by a divisor that may be negative is not supported yet")
+        # A positive divisor: Python adds it to a negative remainder.
+        zero = self._splat(Val("const", py=0), dt, type_.shape, out, hint, node)
+        negative = ir.Call("lt_tile", (rem.expr, zero.expr))
+        return self._bind_temp(out, f"{hint}_mod", type_, ir.Call("select", (negative, ir.Binary("+", rem.expr, b),
+                                                                             rem.expr)))
+
     def _scalar_mod(self, node: ast.BinOp, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
         if "tile" in (lhs.kind, rhs.kind):
-            raise self.error(node, "% on tiles is not supported yet")
+            return self._tile_mod(node, lhs, rhs, out, hint)
         self._require_positive(rhs)
         rem = self._scalar_binop(node, "%", lhs, rhs)
         if rem.dtype not in ("i32", "i64"):
@@ -897,11 +915,16 @@ class Translator:
         if isinstance(node.op, ast.FloorDiv):
             if self.union.find(type_.dtype) not in ("i32", "i64"):
                 raise self.error(node, "// on float tiles is not supported yet")
+            self._require_positive(rhs)
             # Python's // rounds toward negative infinity.
-            return self._bind_temp(out, hint, type_, ir.Call("divi", (a, b, ir.Lit("rounding::NegativeInf"))))
+            q = self._bind_temp(out, hint, type_, ir.Call("divi", (a, b, ir.Lit("rounding::NegativeInf"))))
+            q.nonneg = self._nonneg(lhs) and self._nonneg(rhs)
+            return q
         if isinstance(node.op, ast.Div) and self.union.find(type_.dtype) in ("i32", "i64"):
             raise self.error(node, "true division of integer tiles is not supported yet")
         result = Val("tile", type_, ir.Binary(op, a, b))
+        if isinstance(node.op, (ast.Add, ast.Mult)):
+            result.nonneg = self._nonneg(lhs) and self._nonneg(rhs)
         # Keep track of `ct.arange(n) + offset`, which gather/scatter can turn into tile accesses.
         if isinstance(node.op, ast.Add):
             ramp, other = (lhs, rhs) if lhs.iota_offset is not None else (rhs, lhs)
@@ -1477,6 +1500,7 @@ class Translator:
             raise self.error(node, "ct.arange of a float dtype is not supported yet")
         iota = self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
         iota.iota_offset = Val("const", py=0)
+        iota.nonneg = True
         return iota
 
     def _ct_where(self, node: ast.Call, out, hint) -> Val:

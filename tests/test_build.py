@@ -158,6 +158,8 @@ def test_math_modes_compile(monkeypatch):
     assert "cmpi" in ir and "select" in ir
     ir, _ = ext._compile_only("int_tiles", ["f32", "f32", "7", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "divi" in ir and "negative_inf" in ir
+    ir, _ = ext._compile_only("int_tiles_mod", ["f32", "f32", "7", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    assert "remi" in ir and "select" in ir
     ir, _ = ext._compile_only("load_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "latency" in ir and "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false")
 
