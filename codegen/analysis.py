@@ -580,6 +580,28 @@ class Translator:
             return self._ifexp(node, out, hint)
         raise self.error(node, f"{type(node).__name__} expressions are not supported yet")
 
+    def _tile_newaxis(self, node: ast.Subscript, base: Val, out: list[ir.Stmt], hint: str) -> Val:
+        """`t[:, None]`, `t[None, :]`: full slices and new axes, i.e. a reshape."""
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        shape, axis = [], 0
+        for item in items:
+            if isinstance(item, ast.Constant) and item.value is None:
+                shape.append(1)
+            elif isinstance(item, ast.Slice) and item.lower is item.upper is item.step is None:
+                if axis >= len(base.shape):
+                    raise self.error(node, "more axes than the tile has")
+                shape.append(base.shape[axis])
+                axis += 1
+            else:
+                raise self.error(node, "indexing a tile is supported with `:` and `None` only")
+        if axis != len(base.shape):
+            shape += list(base.shape[axis:])
+        shape_t = tuple(shape)
+        result = self._bind_temp(out, hint, ir.TileType(base.dtype, shape_t), ir.Method(base.expr, "reshape",
+                                                                                        (ir.Shape(shape_t),)))
+        result.nonneg = base.nonneg
+        return result
+
     def _compare(self, node: ast.Compare, out: list[ir.Stmt], hint: str) -> Val:
         ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
         left = self.expr(node.left, out, hint)
@@ -639,6 +661,8 @@ class Translator:
 
     def _subscript(self, node: ast.Subscript, out: list[ir.Stmt], hint: str) -> Val:
         base = self.expr(node.value, out, hint)
+        if base.kind == "tile":
+            return self._tile_newaxis(node, base, out, hint)
         index = self.expr(node.slice, out)
         if base.kind == "tuple" and index.kind == "const" and isinstance(index.py, int):
             try:
@@ -833,7 +857,21 @@ class Translator:
         val = self._scalar_binop(node, op, lhs, rhs)
         if not isinstance(node.op, ast.Sub):
             val.nonneg = self._nonneg(lhs) and self._nonneg(rhs)
+        if isinstance(node.op, ast.FloorDiv) and not val.nonneg:
+            return self._floor_correction(val, hint, out)
         return val
+
+    def _floor_correction(self, quotient: Val, hint: str, out: list[ir.Stmt]) -> Val:
+        """cutile's integer `/` truncates; Python's `//` floors: one less where the signs differ
+        and the division is inexact."""
+        assert isinstance(quotient.expr, ir.Binary)
+        a, b, dt = quotient.expr.lhs, quotient.expr.rhs, quotient.dtype
+        q = self._bind_temp(out, f"{hint}_quot", ir.ScalarType(dt), quotient.expr)
+        zero = ir.Lit(f"0{dt}")
+        inexact_and_negative = ir.Binary("&&", ir.Binary("!=", ir.Binary("%", a, b), zero),
+                                         ir.Binary("!=", ir.Binary("<", a, zero), ir.Binary("<", b, zero)))
+        return self._bind_temp(out, f"{hint}_floor", ir.ScalarType(dt),
+                               ir.If(inexact_and_negative, ir.Binary("-", q.expr, ir.Lit(f"1{dt}")), q.expr))
 
     def _require_positive(self, divisor: Val) -> None:
         """A ct.Constant divisor is checked positive at launch, which makes quotients and
@@ -907,7 +945,7 @@ class Translator:
                 return float_literal(v.py, dtype) if dtype in _FLOATS else ir.Lit(f"{int(v.py)}{dtype}")
             raise self.error(node, f"a {v.kind} cannot be used in scalar arithmetic")
 
-        # cutile's integer `/` rounds toward negative infinity, which is Python's `//`.
+        # For integers this is cutile's truncating `/`; `_binop` corrects `//` where it can differ.
         return Val("scalar", ir.ScalarType(dtype), ir.Binary(op, operand(lhs), operand(rhs)))
 
     def _tile_binop(self, node: ast.BinOp, op: str, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
@@ -1113,13 +1151,31 @@ class Translator:
             raise self.error(node, f"array '{array.name}' is used with rank {rank} here and {array.rank} elsewhere")
         array.rank = rank
 
-    def _partition(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None) -> ir.Expr:
-        key = (array.name, shape, padding)
+    def _order(self, node: ast.expr | None, rank: int, out: list[ir.Stmt]) -> tuple[int, ...] | None:
+        """A load's `order=`: a permutation of the tile's axes, None for the identity."""
+        if node is None:
+            return None
+        val = self.expr(node, out)
+        if val.kind == "static" and val.py in ("C", "F"):
+            order = tuple(range(rank)) if val.py == "C" else tuple(reversed(range(rank)))
+        else:
+            items = val.py if val.kind == "tuple" else [val]
+            order = tuple(self._int_const(i, node) for i in items)
+        if sorted(order) != list(range(rank)):
+            raise self.error(node, f"order {order} is not a permutation of {rank} axes")
+        return None if order == tuple(range(rank)) else order
+
+    def _partition(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
+                   order: tuple[int, ...] | None = None) -> ir.Expr:
+        key = (array.name, shape, padding, order)
         if key not in self.partitions:
             name = self.fresh(f"{rust_name(array.name)}_part")
             source = ir.Var(rust_name(array.name))
-            if padding is None:
-                value: ir.Expr = ir.Method(source, "partition", (ir.Shape(shape),))
+            if order is not None:
+                dim_map = ir.Lit(f"const_array![{', '.join(map(str, order))}]")
+                value: ir.Expr = ir.Method(source, "partition_permuted", (ir.Shape(shape), dim_map))
+            elif padding is None:
+                value = ir.Method(source, "partition", (ir.Shape(shape),))
             else:
                 value = ir.Unsafe(
                     ir.Call("make_partition_view", (source, ir.Shape(shape), ir.Lit(padding), ir.Lit("dim_map::Identity"),
@@ -1163,15 +1219,17 @@ class Translator:
 
     def _ct_load(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma"], 3)
-        if "order" in args:
-            raise self.error(node, "ct.load(..., order=...) is not supported yet")
         array = self._array_arg(args["array"], out)
         shape = self._dims(args["shape"], out)
         index = self._index(args["index"], out)
         if len(index) != len(shape):
             raise self.error(node, "the index and the tile shape of ct.load differ in rank")
         self._set_rank(array, len(shape), node)
-        part = self._partition(array, shape, self._padding(args.get("padding_mode"), out))
+        order = self._order(args.get("order"), len(shape), out)
+        padding = self._padding(args.get("padding_mode"), out)
+        if order is not None and padding is not None:
+            raise self.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
+        part = self._partition(array, shape, padding, order)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
         load = self._tile_load(node, part, idx, args.get("latency"), args.get("allow_tma"), out)
         return Val("tile", ir.TileType(f"${array.name}", shape), load)

@@ -121,7 +121,7 @@ def test_python_modulo_survives_translation(examples_ext, monkeypatch):
     """(pid - 1) % GROUP is GROUP - 1 at pid 0 in Python; C's remainder would be -1."""
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ir, _ = examples_ext._compile_only("group_rotate", *SPECIALIZATIONS["group_rotate"])
-    assert "remi" in ir and "select" in ir or "if" in ir
+    assert "remi" in ir and " = if " in ir  # the remainder, then the sign correction
 
 
 def test_divisor_constants_are_checked_positive(examples_ext):
@@ -160,6 +160,10 @@ def test_math_modes_compile(monkeypatch):
     assert "divi" in ir and "negative_inf" in ir
     ir, _ = ext._compile_only("int_tiles_mod", ["f32", "f32", "7", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "remi" in ir and "select" in ir
+    ir, _ = ext._compile_only("transposed_load", ["f32", "f32", "64"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
+    assert "dim_map" in ir
+    ir, _ = ext._compile_only("floor_division", ["f32", "5", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    assert "divi" in ir and " = if " in ir  # the truncated quotient, then Python's floor correction
     ir, _ = ext._compile_only("load_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "latency" in ir and "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false")
 

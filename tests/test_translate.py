@@ -88,7 +88,7 @@ def _marked_line(kernel_name: str) -> int:
     ("helper_call", "*args"),
     ("gather", "not a whole number of tiles"),
     ("read_modify_write", "read-modify-write"),
-    ("permuted_load", "order=...) is not supported"),
+    ("permuted_load", "both order= and a non-zero padding_mode"),
     ("conditional_expression", "must choose between scalars"),
     ("computed_shape", "tile shapes must be"),
     ("mixed_array_dtypes", "astype"),
