@@ -1267,9 +1267,8 @@ class Translator:
         return self._store(node, args["tile"], array, index, tile)
 
     def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val) -> Val:
-        args = {"tile": tile_node}
         if tile.kind != "tile":
-            raise self.error(args["tile"], "ct.store of a scalar is not supported yet; store a tile")
+            raise self.error(tile_node, "ct.store of a scalar is not supported yet; store a tile")
         if len(index) != len(tile.shape):
             raise self.error(node, "the index and the tile of ct.store differ in rank")
         if self.union.find(tile.dtype) != self.union.find(f"${array.name}"):
@@ -1277,7 +1276,7 @@ class Translator:
             if td.startswith("$"):
                 self.union.union(f"${array.name}", td)
             else:
-                raise self.error(args["tile"], f"storing a {td} tile into '{array.name}', whose dtype the caller "
+                raise self.error(tile_node, f"storing a {td} tile into '{array.name}', whose dtype the caller "
                                                f"chooses; cast it with .astype({array.name}.dtype)")
         self._set_rank(array, len(index), node)
         reason = self._unsafe_store_reason(array, index)
