@@ -514,14 +514,63 @@ class Translator:
             return
         if cond.kind != "scalar" or cond.dtype != "bool":
             raise self.error(node.test, "an if condition must be a scalar comparison, a bool or a constant")
-        branches = []
+        branches, scopes = [], []
         for body in (node.body, node.orelse):
             stmts: list[ir.Stmt] = []
             self.scopes.append({})
             self._block(body, stmts)
-            self.scopes.pop()  # names first bound in a branch end with it, as in Rust
+            scopes.append(self.scopes.pop())  # names first bound in a branch end with it, as in Rust...
             branches.append(stmts)
+        self._hoist_branch_names(node, scopes, branches, out)  # ...unless both branches bind them
         out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+
+    def _hoist_branch_names(self, node: ast.If, scopes: list[dict], branches: list[list[ir.Stmt]],
+                            out: list[ir.Stmt]) -> None:
+        """A name both branches bind once, to values of one type, lives on after the `if` in Python:
+        declare it before (`let mut`, a zero), and make the branches assign it."""
+        for name, first in scopes[0].items():
+            second = scopes[1].get(name)
+            if second is None:
+                continue
+            consts = (first.val, second.val)
+            if all(v.kind == "const" and type(v.py) in (int, float) for v in consts) and \
+                    type(consts[0].py) is type(consts[1].py):
+                # A constant that differs by branch becomes a runtime scalar.
+                dt = "i32" if isinstance(consts[0].py, int) else "f32"
+                var = rust_name(name)
+                out.append(ir.Let(var, ir.ScalarType(dt), self._zero(ir.ScalarType(dt), out, var), node.lineno,
+                                  mutable=True))
+                for v, branch in zip(consts, branches):
+                    lit = ir.Lit(f"{v.py}i32") if dt == "i32" else float_literal(v.py)
+                    branch.append(ir.Assign(var, lit, node.lineno))
+                self.scopes[-1][name] = _Binding(Val("scalar", ir.ScalarType(dt), ir.Var(var)), None, self.depth)
+                continue
+            if first.let is None or second.let is None or first.val.type != second.val.type:
+                continue
+            lets = (first.let, second.let)
+            if lets[0].name != lets[1].name or not all(
+                    sum(isinstance(st, ir.Let) and st.name == let.name for st in branch) == 1 and let in branch
+                    for let, branch in zip(lets, branches)):
+                continue
+            zero = self._zero(first.val.type, out, lets[0].name)
+            if zero is None:
+                continue
+            outer = ir.Let(lets[0].name, first.val.type, zero, node.lineno, mutable=True)
+            out.append(outer)
+            for let, branch in zip(lets, branches):
+                branch[branch.index(let)] = ir.Assign(let.name, let.value, let.line)
+            self.scopes[-1][name] = _Binding(Val(first.val.kind, first.val.type, ir.Var(lets[0].name)), outer,
+                                             self.depth)
+
+    def _zero(self, type_: ir.Type, out: list[ir.Stmt], hint: str) -> ir.Expr | None:
+        """A placeholder value of `type_` (overwritten by both branches before any use)."""
+        if isinstance(type_, ir.ScalarType):
+            return {"i32": ir.Lit("0i32"), "i64": ir.Lit("0i64"), "f32": ir.Lit("0.0f32"),
+                    "bool": ir.Lit("false")}.get(type_.dtype)
+        if isinstance(type_, ir.TileType) and self.union.find(type_.dtype) != "bool":
+            tile = self._splat(Val("const", py=0), type_.dtype, type_.shape, out, f"{hint}_init", self.src.func)
+            return tile.expr
+        return None
 
     def _for(self, node: ast.For, out: list[ir.Stmt]) -> None:
         if node.orelse:

@@ -143,6 +143,9 @@ def test_control_flow_compiles(control_flow_ext, double, monkeypatch):
     ir, _ = control_flow_ext._compile_only("control_flow", ["f32", "f32", "8", double, "256"],
                                            [("x", [1]), ("y", [1])], "sm_90")
     assert "entry @control_flow_entry" in ir and " if " in ir
+    ir, _ = control_flow_ext._compile_only("branch_bound", ["f32", "f32", "1" if double == "true" else "0", "256"],
+                                           [("x", [1]), ("y", [1])], "sm_90")
+    assert "entry @branch_bound_entry" in ir
 
 
 def test_math_modes_compile(monkeypatch):
