@@ -1744,6 +1744,9 @@ def _resolve_stmt(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
         s.type = _resolve_type(s.type, names)
     elif isinstance(s, ir.For):
         s.body = [_resolve_stmt(b, names) for b in s.body]
+    elif isinstance(s, ir.IfElse):
+        s.then = [_resolve_stmt(b, names) for b in s.then]
+        s.other = [_resolve_stmt(b, names) for b in s.other]
     return s
 
 

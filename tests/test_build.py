@@ -146,6 +146,9 @@ def test_control_flow_compiles(control_flow_ext, double, monkeypatch):
     ir, _ = control_flow_ext._compile_only("branch_bound", ["f32", "f32", "1" if double == "true" else "0", "256"],
                                            [("x", [1]), ("y", [1])], "sm_90")
     assert "entry @branch_bound_entry" in ir
+    ir, _ = control_flow_ext._compile_only("branch_in_array_dtype", ["f16", "1", "256"], [("x", [1]), ("y", [1])],
+                                           "sm_90")
+    assert "entry @branch_in_array_dtype_entry" in ir
 
 
 def test_math_modes_compile(monkeypatch):
