@@ -61,7 +61,10 @@ fn group_rotate<'py>(
             (ElemType::BF16, ElemType::BF16) => {
                 group_rotate_typed::<bf16, bf16>(launch, x, y, SCALE, GROUP, TILE)
             }
-            _ => unreachable!("same_elem admits only the dtypes listed above"),
+            // same_elem admitted only the combinations above.
+            _ => Err(tilebridge_runtime::error::argument(
+                "unsupported dtype combination",
+            )),
         }
     })
 }

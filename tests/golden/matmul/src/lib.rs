@@ -56,7 +56,10 @@ fn matmul<'py>(
             (ElemType::BF16, ElemType::BF16) => {
                 matmul_typed::<bf16, bf16>(launch, A, B, C, TM, TN, TK)
             }
-            _ => unreachable!("same_elem admits only the dtypes listed above"),
+            // same_elem admitted only the combinations above.
+            _ => Err(tilebridge_runtime::error::argument(
+                "unsupported dtype combination",
+            )),
         }
     })
 }

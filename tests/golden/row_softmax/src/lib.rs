@@ -42,7 +42,10 @@ fn row_softmax<'py>(
             (ElemType::BF16, ElemType::BF16) => {
                 row_softmax_typed::<bf16, bf16>(launch, x, y, TILE_N)
             }
-            _ => unreachable!("same_elem admits only the dtypes listed above"),
+            // same_elem admitted only the combinations above.
+            _ => Err(tilebridge_runtime::error::argument(
+                "unsupported dtype combination",
+            )),
         }
     })
 }

@@ -60,7 +60,10 @@ fn scaled_silu<'py>(
             (ElemType::BF16, ElemType::BF16) => {
                 scaled_silu_typed::<bf16, bf16>(launch, x, y, alpha, beta, TILE)
             }
-            _ => unreachable!("same_elem admits only the dtypes listed above"),
+            // same_elem admitted only the combinations above.
+            _ => Err(tilebridge_runtime::error::argument(
+                "unsupported dtype combination",
+            )),
         }
     })
 }

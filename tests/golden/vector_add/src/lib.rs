@@ -38,7 +38,10 @@ fn vector_add<'py>(
             ElemType::F32 => vector_add_typed::<f32>(launch, a, b, c, TILE),
             ElemType::F16 => vector_add_typed::<f16>(launch, a, b, c, TILE),
             ElemType::BF16 => vector_add_typed::<bf16>(launch, a, b, c, TILE),
-            _ => unreachable!("same_elem admits only the dtypes listed above"),
+            // same_elem admitted only the combinations above.
+            _ => Err(tilebridge_runtime::error::argument(
+                "unsupported dtype combination",
+            )),
         }
     })
 }
