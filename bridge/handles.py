@@ -223,11 +223,8 @@ class Tensor:
     def numpy(self):
         """A host copy (only while no launch writes it)."""
         self._check_host("read", write=False)
-        t = self.torch_unchecked()
+        t = self._array
         return t.cpu().numpy() if hasattr(t, "cpu") else t.get()
-
-    def torch_unchecked(self):
-        return self._array
 
     def __repr__(self) -> str:
         return f"<tilebridge.Tensor {self.name} {self.shape} {self.dtype} {self.state}>"

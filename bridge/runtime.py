@@ -55,12 +55,6 @@ def kernel_info(ext, name: str) -> dict:
     return meta[name]
 
 
-def launch_kwargs(ext, name: str, args: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """Splits `ct.launch`-style positional args into the launcher's positional and keyword args."""
-    _, positional, constants = _plan(ext, name, len(args))
-    return [args[i] for i in positional], {n: args[i] for n, i in constants}
-
-
 _PLANS: dict[tuple[str, str], tuple[Any, tuple[int, ...], tuple[tuple[str, int], ...], int]] = {}
 
 
