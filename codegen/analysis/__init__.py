@@ -15,149 +15,41 @@ import inspect
 import textwrap
 import types
 import typing
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import ir
-from .errors import TranslationError
-from .frontend import KernelSource
-
-DEFAULT_DTYPES = ("f32", "f16", "bf16")
-
-# cuTile Python dtype names -> cutile names.
-_DTYPE_NAMES = {
-    "float32": "f32",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float64": "f64",
-    "tfloat32": "tf32",
-    "int32": "i32",
-    "int64": "i64",
-    "int16": "i16",
-    "int8": "i8",
-    "uint8": "u8",
-    "bool_": "bool",
-    "float8_e4m3fn": "f8e4m3fn",
-    "float8_e5m2": "f8e5m2",
-}
-_FLOATS = {"f64": 3, "f32": 2, "tf32": 1, "f16": 1, "bf16": 1}
-
-_RUST_KEYWORDS = set(
-    "as break const continue crate else enum extern false fn for if impl in let loop match mod move mut "
-    "pub ref return self Self static struct super trait true type unsafe use where while async await dyn "
-    "abstract become box do final macro override priv typeof unsized virtual yield try".split()
+from .. import ir
+from ..errors import TranslationError
+from ..frontend import KernelSource
+from .values import (
+    DEFAULT_DTYPES,
+    _FLOATS,
+    _RUST_OPS,
+    rust_name,
+    dtype_name,
+    float_literal,
+    Val,
+    _Binding,
+    _ArrayUse,
+    _DTypeUnion,
+    _Resolver,
+    _cutile_dtype,
+    _COMPARE,
+    _fold,
+    _show,
+    _resolve_stmt,
 )
+from .access import ArrayAccess
+from .tile_ops import TileOps
 
-_PADDING = {
-    "ZERO": None,  # the plain partition pads with zero
-    "UNDETERMINED": None,
-    "NEG_INF": "padding::NegInf",
-    "POS_INF": "padding::PosInf",
-    "NAN": "padding::Nan",
-    "NEG_ZERO": "padding::NegZero",
-}
-
-# Float math with one operand and no modes, same name in cuTile Python and cutile.
-_UNARY_MATH = {"log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil"}
-
-_REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min", "prod": "reduce_prod"}
-
-_RUST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/"}
+__all__ = ["analyze", "Translator", "rust_name", "dtype_name", "float_literal", "DEFAULT_DTYPES"]
 
 
-def rust_name(name: str) -> str:
-    return name + "_" if name in _RUST_KEYWORDS else name
+class Translator(ArrayAccess, TileOps):
+    """Translates one kernel: parameters, statements, expressions and operators here; array
+    accesses in `access`, the `ct.*` operations in `tile_ops`."""
 
-
-def dtype_name(obj: Any) -> str | None:
-    """The cutile name of a cuTile Python (or NumPy) dtype object, if it is one."""
-    if isinstance(obj, type) and obj.__module__ == "numpy" and obj not in (int, float):
-        try:
-            import numpy as np
-
-            return _DTYPE_NAMES.get(np.dtype(obj).name, _DTYPE_NAMES.get(np.dtype(obj).name + "_"))
-        except TypeError:
-            return None
-    name = getattr(obj, "name", None)
-    if isinstance(name, str) and type(obj).__name__ in ("DType", "dtype"):
-        return _DTYPE_NAMES.get(name, _DTYPE_NAMES.get(name + "_"))
-    if obj is float:
-        return "f32"
-    if obj is int:
-        return "i32"
-    return None
-
-
-def float_literal(value: float, dtype: str = "f32") -> ir.Lit:
-    if value != value:
-        return ir.Lit(f"{dtype}::NAN")
-    if value in (float("inf"), float("-inf")):
-        return ir.Lit(f"{dtype}::{'NEG_' if value < 0 else ''}INFINITY")
-    text = repr(float(value))
-    return ir.Lit(f"{text}{dtype}")
-
-
-# ---- values during analysis --------------------------------------------------------------
-
-
-@dataclass
-class Val:
-    """What a Python expression evaluates to at translation time."""
-
-    kind: str  # tile | scalar | const | array | dtype | static | tuple
-    type: ir.Type | None = None
-    expr: ir.Expr | None = None
-    py: Any = None  # const: the Python value; dtype: its name; static: the object; tuple: [Val]
-    dim: ir.Dim | None = None  # a scalar that may stand in a tile shape (a Constant parameter)
-    bid_axis: int | None = None  # this scalar is exactly ct.bid(axis)
-    nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
-    iota_offset: "Val | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
-    defn: "ir.Expr | None" = None  # for a scalar bound once to a name: the expression it names
-
-    @property
-    def shape(self) -> tuple[ir.Dim, ...]:
-        assert isinstance(self.type, ir.TileType)
-        return self.type.shape
-
-    @property
-    def dtype(self) -> str:
-        assert self.type is not None
-        return self.type.dtype
-
-
-@dataclass
-class _Binding:
-    val: Val
-    let: ir.Let | None
-    depth: int
-
-
-@dataclass
-class _ArrayUse:
-    loads: int = 0
-    stores: int = 0
-    other: int = 0
-
-
-class _DTypeUnion:
-    """Union-find over dtype classes (``$a``) of array parameters."""
-
-    def __init__(self) -> None:
-        self.parent: dict[str, str] = {}
-
-    def find(self, d: str) -> str:
-        while d.startswith("$") and self.parent.get(d, d) != d:
-            d = self.parent[d]
-        return d
-
-    def union(self, a: str, b: str) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[rb] = ra
-
-
-class Translator:
     def __init__(self, src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None):
         self.src = src
         self.user_dtypes = dict(dtypes or {})
@@ -179,8 +71,6 @@ class Translator:
         self.inlining: list[str] = []  # helpers being inlined, innermost last
         self.depth_base = 0  # loop depth of the call being inlined
 
-    # ---- errors and names ------------------------------------------------------------------
-
     def error(self, node: ast.AST, message: str) -> TranslationError:
         return TranslationError.at(self.src.display_file, node, message)
 
@@ -191,8 +81,6 @@ class Translator:
             name = f"{hint}_{n}"
         self.used_names.add(name)
         return name
-
-    # ---- entry -----------------------------------------------------------------------------
 
     def run(self) -> ir.KernelIR:
         fn = self.src.func
@@ -327,8 +215,6 @@ class Translator:
                 if isinstance(node.ctx, ast.Load):
                     self.uses[node.id].other += 1
 
-    # ---- dtype classes ----------------------------------------------------------------------
-
     def _dtype_classes(self) -> tuple[list[ir.DTypeClass], dict[str, str]]:
         """Groups the arrays whose dtypes the kernel ties together; one Rust type parameter each."""
         roots: dict[str, list[str]] = {}
@@ -349,8 +235,6 @@ class Translator:
             classes.append(ir.DTypeClass(rust, members, list(DEFAULT_DTYPES) if allowed is None else allowed))
             names.update({f"${m}": rust for m in members})
         return classes, _Resolver(names, self.union)
-
-    # ---- statements -------------------------------------------------------------------------
 
     @property
     def depth(self) -> int:
@@ -596,8 +480,6 @@ class Translator:
         self.scopes.pop()
         out.append(ir.For(var, start, stop, step, body, node.lineno))
 
-    # ---- expressions ------------------------------------------------------------------------
-
     def expr(self, node: ast.expr, out: list[ir.Stmt], hint: str = "v") -> Val:
         self.lines.add(getattr(node, "lineno", self.line))
         if isinstance(node, ast.Constant):
@@ -760,8 +642,6 @@ class Translator:
             return Val("const", py=d)
         return Val("scalar", ir.ScalarType("i32"), ir.Var(rust_name(d)), dim=d)
 
-    # -- conversions --
-
     def _i32(self, val: Val, node: ast.AST) -> ir.Expr:
         if val.kind == "const" and isinstance(val.py, int) and not isinstance(val.py, bool):
             return ir.Lit(f"{val.py}i32")
@@ -883,8 +763,6 @@ class Translator:
         if ra in _FLOATS and rb in _FLOATS and _FLOATS[ra] != _FLOATS[rb]:
             return ra if _FLOATS[ra] > _FLOATS[rb] else rb
         raise self.error(node, f"mixed dtypes {ra} and {rb}; cast one operand with .astype()")
-
-    # -- operators --
 
     def _nonneg(self, v: Val) -> bool:
         if v.kind == "const":
@@ -1038,80 +916,6 @@ class Translator:
             operands.append(v.expr)
         return ir.TileType(dtype, shape), operands[0], operands[1]
 
-    def _rounding(self, node: ast.expr | None, out) -> str | None:
-        """The cutile rounding marker for a ct.RoundingMode, or None for the default."""
-        if node is None:
-            return None
-        val = self.expr(node, out)
-        if val.kind == "const" and val.py is None:
-            return None
-        mode = getattr(val.py, "value", None) if val.kind == "static" else None
-        names = {"nearest_even": "NearestEven", "zero": "Zero", "negative_inf": "NegativeInf",
-                 "positive_inf": "PositiveInf", "nearest_away": "NearestAway", "full": "Full", "approx": "Approx",
-                 "nearest_int_to_zero": "NearestIntToZero"}
-        if mode not in names:
-            raise self.error(node, "expected a ct.RoundingMode")
-        return f"rounding::{names[mode]}"
-
-    def _arith(self, node: ast.Call, out, hint: str, op: str, func: str) -> Val:
-        """ct.add/sub/mul/truediv with optional rounding_mode and flush_to_zero."""
-        args = self._args(node, ["x", "y", "rounding_mode", "flush_to_zero"], 2)
-        lhs, rhs = self.expr(args["x"], out, hint), self.expr(args["y"], out, hint)
-        rounding = self._rounding(args.get("rounding_mode"), out)
-        ftz = self._ftz(args.get("flush_to_zero"), out)
-        if lhs.kind == "const" and rhs.kind == "const":
-            return Val("const", py=_fold({"+": ast.Add(), "-": ast.Sub(), "*": ast.Mult(), "/": ast.Div()}[op],
-                                         lhs.py, rhs.py))
-        if "tile" not in (lhs.kind, rhs.kind):
-            if rounding is not None or ftz != "ftz::Disabled":
-                raise self.error(node, "rounding modes on scalars are not supported yet")
-            return self._scalar_binop(node, op, lhs, rhs)
-        type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
-        if self.union.find(type_.dtype) in ("i32", "i64"):
-            if rounding is not None or ftz != "ftz::Disabled" or op == "/":
-                raise self.error(node, "rounding modes and true division apply to float tiles")
-            return Val("tile", type_, ir.Binary(op, a, b))
-        if rounding is None and ftz == "ftz::Disabled":
-            return Val("tile", type_, ir.Binary(op, a, b))
-        # Bound to a typed let: the JIT infers these intrinsics' types poorly inside larger expressions.
-        return self._bind_temp(out, hint, type_,
-                               ir.Call(func, (a, b, ir.Lit(rounding or "rounding::NearestEven"), ir.Lit(ftz))))
-
-    def _ct_add(self, node, out, hint):
-        return self._arith(node, out, hint, "+", "addf")
-
-    def _ct_sub(self, node, out, hint):
-        return self._arith(node, out, hint, "-", "subf")
-
-    def _ct_mul(self, node, out, hint):
-        return self._arith(node, out, hint, "*", "mulf")
-
-    def _ct_truediv(self, node, out, hint):
-        return self._arith(node, out, hint, "/", "divf")
-
-    def _minmax(self, node: ast.Call, out, hint: str, which: str) -> Val:
-        args = self._args(node, ["x", "y", "flush_to_zero", "propagate_nan"], 2)
-        lhs, rhs = self.expr(args["x"], out, hint), self.expr(args["y"], out, hint)
-        if lhs.kind == "const" and rhs.kind == "const":
-            return Val("const", py=(min if which == "min" else max)(lhs.py, rhs.py))
-        if "tile" not in (lhs.kind, rhs.kind):
-            typed = self._scalar_binop(node, "+", lhs, rhs)  # types both sides alike
-            return Val("scalar", typed.type, ir.Call(which, (typed.expr.lhs, typed.expr.rhs)),
-                       nonneg=(self._nonneg(lhs) or self._nonneg(rhs)) if which == "max" else
-                       (self._nonneg(lhs) and self._nonneg(rhs)))
-        type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
-        if self.union.find(type_.dtype) in ("i32", "i64"):
-            return Val("tile", type_, ir.Call(f"{which}i", (a, b)))
-        nan_mode = self.expr(args["propagate_nan"], out).py if "propagate_nan" in args else False
-        return self._bind_temp(out, hint, type_, ir.Call(f"{which}f", (
-            a, b, ir.Lit("nan::Enabled" if nan_mode else "nan::Disabled"), ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
-
-    def _ct_minimum(self, node, out, hint):
-        return self._minmax(node, out, hint, "min")
-
-    def _ct_maximum(self, node, out, hint):
-        return self._minmax(node, out, hint, "max")
-
     def _unary(self, node: ast.UnaryOp, val: Val, out: list[ir.Stmt], hint: str) -> Val:
         if isinstance(node.op, ast.UAdd):
             return val
@@ -1133,8 +937,6 @@ class Translator:
             zero = ir.Lit("0.0f32") if val.dtype == "f32" else ir.Lit(f"0{val.dtype}")
             return Val("scalar", val.type, ir.Binary("-", zero, val.expr))
         raise self.error(node, f"cannot negate a {val.kind}")
-
-    # -- calls --
 
     def _call(self, node: ast.Call, out: list[ir.Stmt], hint: str) -> Val:
         func = node.func
@@ -1188,566 +990,6 @@ class Translator:
         if val.kind != "tile":
             raise self.error(node, "expected a tile")
         return val
-
-    def _array_arg(self, node: ast.expr, out: list[ir.Stmt]) -> ir.ArrayParam:
-        val = self.expr(node, out)
-        if val.kind != "array":
-            raise self.error(node, "expected an array parameter")
-        return self.arrays[val.py]
-
-    def _set_rank(self, array: ir.ArrayParam, rank: int, node: ast.AST) -> None:
-        if array.rank and array.rank != rank:
-            raise self.error(node, f"array '{array.name}' is used with rank {rank} here and {array.rank} elsewhere")
-        array.rank = rank
-
-    def _order(self, node: ast.expr | None, rank: int, out: list[ir.Stmt]) -> tuple[int, ...] | None:
-        """A load's `order=`: a permutation of the tile's axes, None for the identity."""
-        if node is None:
-            return None
-        val = self.expr(node, out)
-        if val.kind == "static" and val.py in ("C", "F"):
-            order = tuple(range(rank)) if val.py == "C" else tuple(reversed(range(rank)))
-        else:
-            items = val.py if val.kind == "tuple" else [val]
-            order = tuple(self._int_const(i, node) for i in items)
-        if sorted(order) != list(range(rank)):
-            raise self.error(node, f"order {order} is not a permutation of {rank} axes")
-        return None if order == tuple(range(rank)) else order
-
-    def _partition(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
-                   order: tuple[int, ...] | None = None) -> ir.Expr:
-        key = (array.name, shape, padding, order)
-        if key not in self.partitions:
-            name = self.fresh(f"{rust_name(array.name)}_part")
-            source = ir.Var(rust_name(array.name))
-            if order is not None:
-                dim_map = ir.Lit(f"const_array![{', '.join(map(str, order))}]")
-                value: ir.Expr = ir.Method(source, "partition_permuted", (ir.Shape(shape), dim_map))
-            elif padding is None:
-                value = ir.Method(source, "partition", (ir.Shape(shape),))
-            else:
-                value = ir.Unsafe(
-                    ir.Call("make_partition_view", (source, ir.Shape(shape), ir.Lit(padding), ir.Lit("dim_map::Identity"),
-                                                    ir.Call("get_tensor_token", (source,)))),
-                    reason=f"a read-only view of `{array.name}` that starts from the tensor's own ordering token",
-                )
-                self.unsafe_reasons.append(f"load from '{array.name}' padded with {padding.split('::')[1]} "
-                                           "(cutile's safe partition pads with zero only)")
-            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, self.line))
-            self.partitions[key] = name
-        return ir.Var(self.partitions[key])
-
-    def _ct_bid(self, node: ast.Call, out, hint) -> Val:
-        axis = self._int_const(self.expr(self._args(node, ["axis"], 1)["axis"], out), node)
-        if axis not in (0, 1, 2):
-            raise self.error(node, "ct.bid axis must be 0, 1 or 2")
-        return Val("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_tile_block_id"), str(axis)), bid_axis=axis,
-                   nonneg=True)
-
-    def _ct_num_blocks(self, node: ast.Call, out, hint) -> Val:
-        axis = self._int_const(self.expr(self._args(node, ["axis"], 1)["axis"], out), node)
-        if axis not in (0, 1, 2):
-            raise self.error(node, "ct.num_blocks axis must be 0, 1 or 2")
-        return Val("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_num_tile_blocks"), str(axis)), nonneg=True)
-
-    def _index(self, node: ast.expr, out: list[ir.Stmt]) -> list[Val]:
-        val = self.expr(node, out, hint="index")
-        items = val.py if val.kind == "tuple" else [val]
-        for item in items:
-            self._i32(item, node)
-        return items
-
-    def _padding(self, node: ast.expr | None, out: list[ir.Stmt]) -> str | None:
-        if node is None:
-            return None
-        val = self.expr(node, out)
-        mode = getattr(val.py, "name", None) if val.kind == "static" else None
-        if mode not in _PADDING:
-            raise self.error(node, "expected a ct.PaddingMode")
-        return _PADDING[mode]
-
-    def _ct_load(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma"], 3)
-        array = self._array_arg(args["array"], out)
-        shape = self._dims(args["shape"], out)
-        index = self._index(args["index"], out)
-        if len(index) != len(shape):
-            raise self.error(node, "the index and the tile shape of ct.load differ in rank")
-        self._set_rank(array, len(shape), node)
-        order = self._order(args.get("order"), len(shape), out)
-        padding = self._padding(args.get("padding_mode"), out)
-        if order is not None and padding is not None:
-            raise self.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
-        part = self._partition(array, shape, padding, order)
-        idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        load = self._tile_load(node, part, idx, args.get("latency"), args.get("allow_tma"), out)
-        return Val("tile", ir.TileType(f"${array.name}", shape), load)
-
-    def _tile_load(self, node: ast.Call, part: ir.Expr, idx: ir.Index, latency_node: ast.expr | None,
-                   tma_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
-        """A partition load with the optional latency hint and TMA switch of ct.load."""
-        latency = self.expr(latency_node, out) if latency_node is not None else Val("const", py=None)
-        tma = self.expr(tma_node, out) if tma_node is not None else Val("const", py=True)
-        if latency.kind == "scalar" and latency.dim is not None:
-            latency = Val("const", py=rust_name(latency.dim))  # a ct.Constant: a const generic argument
-        elif latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
-            raise self.error(node, "latency must be an integer constant")
-        if tma.kind != "const" or not isinstance(tma.py, bool):
-            raise self.error(node, "allow_tma must be True or False")
-        if tma.py:
-            if latency.py is None:
-                return ir.Method(part, "load", (idx,))
-            return ir.Method(part, f"load_pipelined::<{latency.py}>", (idx,))
-        # Without TMA: the raw view load, after the same bounds check `load` makes.
-        out.append(ir.Do(ir.Call("check_partition_access", (ir.Ref(part), idx)), self.line))
-        value = f"{latency.py}i32" if isinstance(latency.py, int) else latency.py
-        hint = ir.Lit(f"Some({value})" if latency.py is not None else "None")
-        return ir.Call("load_view_tko", (ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), hint,
-                                         ir.Lit("tma::Disabled")))
-
-    def _ct_store(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
-        for unsupported in ("order", "latency", "allow_tma"):
-            if unsupported in args:
-                raise self.error(node, f"ct.store(..., {unsupported}=...) is not supported yet")
-        array = self._array_arg(args["array"], out)
-        index = self._index(args["index"], out)
-        tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
-        return self._store(node, args["tile"], array, index, tile)
-
-    def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val) -> Val:
-        if tile.kind != "tile":
-            raise self.error(tile_node, "ct.store of a scalar is not supported yet; store a tile")
-        if len(index) != len(tile.shape):
-            raise self.error(node, "the index and the tile of ct.store differ in rank")
-        if self.union.find(tile.dtype) != self.union.find(f"${array.name}"):
-            td = self.union.find(tile.dtype)
-            if td.startswith("$"):
-                self.union.union(f"${array.name}", td)
-            else:
-                raise self.error(tile_node, f"storing a {td} tile into '{array.name}', whose dtype the caller "
-                                               f"chooses; cast it with .astype({array.name}.dtype)")
-        self._set_rank(array, len(index), node)
-        reason = self._unsafe_store_reason(array, index)
-        if reason is not None:
-            return self._unchecked_store(node, array, index, tile, reason)
-        array.written = True
-        array.tile = tile.shape
-        for d in tile.shape:
-            if isinstance(d, str):
-                self._mark_tile_dim(d)
-        return Val("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
-
-    def _unchecked_store(self, node: ast.Call, array: ir.ArrayParam, index: list[Val], tile: Val, reason: str) -> Val:
-        """A store cutile cannot prove disjoint across blocks: through a mutable partition of the
-        whole tensor, each store still bounds-checked, disjointness left to the kernel as in
-        cuTile Python."""
-        use = self.uses[array.name]
-        if use.loads or use.other:
-            raise self.error(node, f"'{array.name}' is both read and written (read-modify-write), which is not "
-                                   "supported yet")
-        if array.tile is not None:
-            raise self.error(node, f"'{array.name}' is stored both per block and elsewhere")
-        array.written = True
-        key = (array.name, tile.shape, "out")
-        if key not in self.partitions:
-            name = self.fresh(f"{rust_name(array.name)}_out")
-            source = ir.Var(rust_name(array.name))
-            value = ir.Unsafe(ir.Method(source, "partition_full_mut", (ir.Shape(tile.shape),)),
-                              reason=f"cutile cannot prove that blocks store disjoint tiles of `{array.name}` "
-                                     f"({reason}); the kernel guarantees it, as cuTile Python requires")
-            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", tile.shape, mutable=True),
-                                              value, self.line, mutable=True))
-            self.partitions[key] = name
-            self.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
-        for d in tile.shape:
-            if isinstance(d, str):
-                self._mark_tile_dim(d)
-        idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        return Val("tile", None, ir.Method(ir.Var(self.partitions[key]), "store", (tile.expr, idx)))
-
-    def _unsafe_store_reason(self, array: ir.ArrayParam, index: list[Val]) -> str | None:
-        """None when a store is one tile per block at the block's own index: a safe partition."""
-        use = self.uses[array.name]
-        if use.stores != 1:
-            return f"'{array.name}' is stored more than once"
-        if use.loads or use.other:
-            return f"'{array.name}' is also read"
-        if self.depth != 0:
-            return "the store is inside a loop"
-        if len(index) > 3:
-            return f"'{array.name}' has rank {len(index)}; checked outputs are at most rank 3"
-        for axis, item in enumerate(index):
-            if item.bid_axis == axis or (item.kind == "const" and item.py == 0):
-                continue
-            return f"index component {axis} is not ct.bid({axis})"
-        return None
-
-    def _row_access(self, node: ast.Call, indices: ast.expr, out: list[ir.Stmt]) -> tuple[list[Val], ir.Dim]:
-        """Reads a gather/scatter index tuple `(s0, ..., arange(n) + k*n)`: scalars, then one ramp.
-        Returns the tile-space index of the equivalent 1 x ... x n tile access, and n."""
-        val = self.expr(indices, out, hint="index")
-        items = val.py if val.kind == "tuple" else [val]
-        *scalars, ramp = items
-        if ramp.kind != "tile" or ramp.iota_offset is None or len(ramp.shape) != 1:
-            raise self.error(indices, "ct.gather/ct.scatter are supported where the last index is "
-                                      "ct.arange(n) (plus a whole number of tiles) and the others are scalars")
-        for s in scalars:
-            self._i32(s, indices)
-        n, offset = ramp.shape[0], ramp.iota_offset
-        if offset.kind == "const" and offset.py == 0:
-            column = Val("const", py=0)
-        elif offset.kind == "const" and isinstance(n, int) and offset.py % n == 0:
-            column = Val("const", py=offset.py // n)
-        elif offset.kind == "scalar" and (k := _times(offset.expr, n) or _times(offset.defn, n)) is not None:
-            column = self._known_scalar(k)  # k * n + arange(n): tile k
-        else:
-            raise self.error(indices, "ct.gather/ct.scatter at an offset that is not a whole number of tiles "
-                                      "is not supported yet")
-        return [*scalars, column], n
-
-    def _known_scalar(self, expr: ir.Expr) -> Val:
-        """The bound scalar that `expr` names, with what is known of it (e.g. that it is ct.bid(0))."""
-        for scope in reversed(self.scopes):
-            for b in scope.values():
-                if b.val.kind == "scalar" and b.val.expr == expr:
-                    return b.val
-        return Val("scalar", ir.ScalarType("i32"), expr)
-
-    def _ct_gather(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
-        if "mask" in args:
-            raise self.error(node, "ct.gather(..., mask=...) is not supported yet")
-        array = self._array_arg(args["array"], out)
-        index, n = self._row_access(node, args["indices"], out)
-        pad = self.expr(args["padding_value"], out).py if "padding_value" in args else 0
-        padding = {0: None, float("-inf"): "padding::NegInf", float("inf"): "padding::PosInf"}.get(pad, "?")
-        if padding == "?":
-            raise self.error(node, f"padding_value={pad!r} is not supported yet (0, -inf or inf)")
-        # Out-of-bounds lanes read the padding either way, so check_bounds needs nothing here.
-        shape = (1,) * (len(index) - 1) + (n,)
-        self._set_rank(array, len(index), node)
-        part = self._partition(array, shape, padding)
-        idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        row = Val("tile", ir.TileType(f"${array.name}", shape),
-                  self._tile_load(node, part, idx, args.get("latency"), None, out))
-        if len(shape) == 1:
-            return row
-        row = self._bind_temp(out, hint, row.type, row.expr)
-        return self._bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
-
-    def _ct_scatter(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
-        for unsupported in ("mask", "latency"):
-            if unsupported in args:
-                raise self.error(node, f"ct.scatter(..., {unsupported}=...) is not supported yet")
-        array = self._array_arg(args["array"], out)
-        index, n = self._row_access(node, args["indices"], out)
-        tile = self.expr(args["value"], out, hint=f"{rust_name(array.name)}_tile")
-        if tile.kind != "tile" or tile.shape != (n,):
-            raise self.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
-                                            "supported yet")
-        shape = (1,) * (len(index) - 1) + (n,)
-        if len(shape) > 1:
-            tile = self._bind_temp(out, f"{rust_name(array.name)}_tile", ir.TileType(tile.dtype, shape),
-                                   ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
-        return self._store(node, args["value"], array, index, tile)
-
-    def _ct_astype(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "dtype"], 2)
-        return self._convert(self._tile_arg(args["x"], out, hint), self._dtype_arg(args["dtype"], out), out, hint)
-
-    def _tile_method(self, node: ast.Call, recv: Val, name: str, out, hint) -> Val:
-        if name == "astype":
-            if len(node.args) != 1 or node.keywords:
-                raise self.error(node, "astype takes one dtype")
-            return self._convert(recv, self._dtype_arg(node.args[0], out), out, hint)
-        if name == "reshape":
-            shape = self._dims(node.args[0] if len(node.args) == 1 else ast.Tuple(elts=node.args), out)
-            return self._bind_temp(out, hint, ir.TileType(recv.dtype, shape), ir.Method(recv.expr, "reshape", (ir.Shape(shape),)))
-        if name == "item":
-            if any(d != 1 for d in recv.shape):
-                raise self.error(node, ".item() needs a tile of one element")
-            dtype = self.union.find(recv.dtype)
-            if dtype.startswith("$"):
-                raise self.error(node, ".item() of a tile of an array's dtype is not supported yet; cast it first")
-            scalar = self._bind_temp(out, hint, ir.TileType(recv.dtype, ()), ir.Method(recv.expr, "reshape", (ir.Shape(()),)))
-            return self._bind_temp(out, hint, ir.ScalarType(dtype), ir.Call("tile_to_scalar", (scalar.expr,)))
-        raise self.error(node, f"tile method '.{name}()' is not supported yet")
-
-    def _float_tile(self, node: ast.expr, out, hint) -> Val:
-        val = self._tile_arg(node, out, hint)
-        if self.union.find(val.dtype) in ("i32", "i64", "bool"):
-            raise self.error(node, "expected a floating-point tile")
-        return val
-
-    def _unary_math(self, name: str):
-        def handler(node: ast.Call, out, hint) -> Val:
-            args = self._args(node, ["x"], 1)
-            x = self._float_tile(args["x"], out, hint)
-            return Val("tile", x.type, ir.Call(name, (x.expr,)))
-        return handler
-
-    def _ct_exp(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "rounding_mode"], 1)
-        x = self._float_tile(args["x"], out, hint)
-        rounding = self._rounding(args.get("rounding_mode"), out)
-        if rounding is None:
-            return Val("tile", x.type, ir.Call("exp", (x.expr,)))
-        if rounding not in ("rounding::Approx", "rounding::Full") or self.union.find(x.dtype) != "f32":
-            raise self.error(node, "ct.exp takes rounding_mode APPROX or FULL, on f32 tiles")
-        self.unsafe_reasons.append(f"exp with {rounding.split('::')[1]} rounding (cutile marks nondefault "
-                                   "rounding unsafe; f32 with it is a supported Tile IR pair)")
-        return self._bind_temp(out, hint, x.type, ir.Unsafe(ir.Call("exp_with_rounding", (x.expr, ir.Lit(rounding))),
-                                                            reason="f32 with this rounding is a supported Tile IR pair"))
-
-    def __getattr__(self, attr: str):
-        if attr.startswith("_ct_") and attr[4:] in _UNARY_MATH:
-            return self._unary_math(attr[4:])
-        if attr.startswith("_ct_") and attr[4:] in _REDUCTIONS:
-            return lambda node, out, hint: self._reduce(node, _REDUCTIONS[attr[4:]], out, hint)
-        raise AttributeError(attr)
-
-    def _ftz(self, node: ast.expr | None, out) -> str:
-        if node is None:
-            return "ftz::Disabled"
-        val = self.expr(node, out)
-        if val.kind != "const" or not isinstance(val.py, bool):
-            raise self.error(node, "flush_to_zero must be True or False")
-        return "ftz::Enabled" if val.py else "ftz::Disabled"
-
-    def _ct_exp2(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "flush_to_zero"], 1)
-        x = self._float_tile(args["x"], out, hint)
-        return Val("tile", x.type, ir.Call("exp2", (x.expr, ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
-
-    def _ct_sqrt(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "flush_to_zero"], 1)
-        x = self._float_tile(args["x"], out, hint)
-        return Val("tile", x.type, ir.Call("sqrt", (x.expr, ir.Lit("rounding::NearestEven"),
-                                                    ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
-
-    def _ct_rsqrt(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "flush_to_zero"], 1)
-        x = self._float_tile(args["x"], out, hint)
-        return Val("tile", x.type, ir.Call("rsqrt", (x.expr, ir.Lit(self._ftz(args.get("flush_to_zero"), out)))))
-
-    def _reduce(self, node: ast.Call, func: str, out, hint) -> Val:
-        args = self._args(node, ["x", "axis", "keepdims"], 1)
-        x = self._tile_arg(args["x"], out, hint)
-        rank = len(x.shape)
-        axis_val = self.expr(args["axis"], out) if "axis" in args else Val("const", py=None)
-        keep = self.expr(args["keepdims"], out).py if "keepdims" in args else False
-        axes = list(range(rank)) if axis_val.py is None else (
-            [self._int_const(a, node) for a in axis_val.py] if axis_val.kind == "tuple" else [self._int_const(axis_val, node)])
-        axes = sorted({a + rank if a < 0 else a for a in axes}, reverse=True)
-        if any(not 0 <= a < rank for a in axes):
-            raise self.error(node, f"axis out of range for a rank-{rank} tile")
-        shape = list(x.shape)
-        cur = x
-        for a in axes:  # one axis at a time, highest first, so no shape needs a product of dims
-            del shape[a]
-            cur = self._bind_temp(out, hint, ir.TileType(x.dtype, tuple(shape)), ir.Call(func, (cur.expr, ir.Lit(f"{a}i32"))))
-        if keep:
-            kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
-            cur = self._bind_temp(out, hint, ir.TileType(x.dtype, kept), ir.Method(cur.expr, "reshape", (ir.Shape(kept),)))
-        return cur
-
-    def _ct_full(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["shape", "fill_value", "dtype"], 3)
-        return self._filled(node, args["shape"], self.expr(args["fill_value"], out), args["dtype"], out, hint)
-
-    def _ct_zeros(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["shape", "dtype"], 2)
-        return self._filled(node, args["shape"], Val("const", py=0), args["dtype"], out, hint)
-
-    def _ct_ones(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["shape", "dtype"], 2)
-        return self._filled(node, args["shape"], Val("const", py=1), args["dtype"], out, hint)
-
-    def _filled(self, node, shape_node, fill: Val, dtype_node, out, hint) -> Val:
-        shape = self._dims(shape_node, out)
-        dtype = self._dtype_arg(dtype_node, out)
-        if fill.kind == "const" and dtype in ("f32", "i32", "i64", "f64"):
-            lit = float_literal(float(fill.py), dtype) if dtype in _FLOATS else ir.Lit(f"{int(fill.py)}{dtype}")
-            return self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("constant", (lit, ir.Shape(shape))))
-        tile = self._splat(fill, dtype, shape, out, hint, node)
-        if isinstance(tile.expr, ir.Var):
-            return tile
-        return self._bind_temp(out, hint, tile.type, tile.expr)
-
-    def _ct_mma(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "y", "acc"], 3)
-        a, b, acc = (self._tile_arg(args[k], out, hint) for k in ("x", "y", "acc"))
-        if len(a.shape) != 2 or len(b.shape) != 2 or len(acc.shape) != 2:
-            raise self.error(node, "only 2-D ct.mma is supported yet")
-        if a.shape[1] != b.shape[0] or acc.shape != (a.shape[0], b.shape[1]):
-            raise self.error(node, f"ct.mma shapes do not match: {a.shape} x {b.shape} -> {acc.shape}")
-        self._common_dtype(a.dtype, b.dtype, node)
-        return Val("tile", acc.type, ir.Call("mma", (a.expr, b.expr, acc.expr)))
-
-    def _ct_num_tiles(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["array", "axis", "shape"], 3)
-        array = self._array_arg(args["array"], out)
-        shape = self._dims(args["shape"], out)
-        axis = self._int_const(self.expr(args["axis"], out), node)
-        self._set_rank(array, len(shape), node)
-        if axis < 0:
-            axis += len(shape)
-        part = self._partition(array, shape, None)
-        return Val("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))),
-                   nonneg=True)
-
-    def _ct_arange(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["size", "dtype"], 1)
-        shape = self._dims(ast.copy_location(ast.Tuple(elts=[args["size"]], ctx=ast.Load()), node), out)
-        dtype = self._dtype_arg(args["dtype"], out) if "dtype" in args else "i32"
-        if dtype not in ("i32", "i64"):
-            raise self.error(node, "ct.arange of a float dtype is not supported yet")
-        iota = self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
-        iota.iota_offset = Val("const", py=0)
-        iota.nonneg = True
-        return iota
-
-    def _ct_where(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["cond", "x", "y"], 3)
-        cond = self._tile_arg(args["cond"], out, hint)
-        if self.union.find(cond.dtype) != "bool":
-            raise self.error(args["cond"], "ct.where needs a bool tile (a comparison) as its condition")
-        x, y = self.expr(args["x"], out, hint), self.expr(args["y"], out, hint)
-        if "tile" not in (x.kind, y.kind):
-            raise self.error(node, "ct.where of two scalars is not supported yet")
-        type_, a, b = self._tile_operands(node, x, y, out, hint)
-        shape = self._broadcast_shape(cond.shape, type_.shape, node)
-        cond = self._broadcast(cond, shape, out, hint)
-        va = self._broadcast(Val("tile", type_, a), shape, out, hint)
-        vb = self._broadcast(Val("tile", type_, b), shape, out, hint)
-        return self._bind_temp(out, hint, ir.TileType(type_.dtype, shape), ir.Call("select", (cond.expr, va.expr, vb.expr)))
-
-    def _ct_reshape(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "shape"], 2)
-        x = self._tile_arg(args["x"], out, hint)
-        shape = self._dims(args["shape"], out)
-        return self._bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
-
-    def _ct_expand_dims(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "axis"], 2)
-        x = self._tile_arg(args["x"], out, hint)
-        axis = self._int_const(self.expr(args["axis"], out), node)
-        rank = len(x.shape) + 1
-        axis = axis + rank if axis < 0 else axis
-        if not 0 <= axis < rank:
-            raise self.error(node, f"axis {axis} is out of range for a rank-{rank} result")
-        shape = x.shape[:axis] + (1,) + x.shape[axis:]
-        return self._bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
-
-    def _ct_permute(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "axes"], 2)
-        x = self._tile_arg(args["x"], out, hint)
-        axes_val = self.expr(args["axes"], out)
-        axes = [self._int_const(a, node) for a in (axes_val.py if axes_val.kind == "tuple" else [axes_val])]
-        if sorted(axes) != list(range(len(x.shape))):
-            raise self.error(node, f"axes {axes} are not a permutation of the tile's {len(x.shape)} axes")
-        shape = tuple(x.shape[a] for a in axes)
-        return self._bind_temp(out, hint, ir.TileType(x.dtype, shape),
-                               ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
-
-    def _ct_transpose(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["x", "axis0", "axis1"], 1)
-        x = self._tile_arg(args["x"], out, hint)
-        if len(x.shape) != 2 or "axis0" in args or "axis1" in args:
-            raise self.error(node, "only ct.transpose of a 2-D tile is supported yet")
-        return self._bind_temp(out, hint, ir.TileType(x.dtype, (x.shape[1], x.shape[0])),
-                               ir.Method(x.expr, "transpose"))
-
-    def _ct_cdiv(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["a", "b"], 2)
-        a, b = self.expr(args["a"], out), self.expr(args["b"], out)
-        if a.kind == "const" and b.kind == "const":
-            return Val("const", py=-(-a.py // b.py))
-        return Val("scalar", ir.ScalarType("i32"), ir.Call("ceil_div", (self._i32(a, node), self._i32(b, node))))
-
-
-class _Resolver(dict):
-    """Maps every dtype class variable to its Rust type parameter."""
-
-    def __init__(self, names: dict[str, str], union: _DTypeUnion):
-        super().__init__(names)
-        self.union = union
-
-    def __missing__(self, key: str) -> str:
-        if key.startswith("$"):
-            root = self.union.find(key)
-            return self[root] if root != key else key
-        return key
-
-
-def _cutile_dtype(d: Any) -> str:
-    if isinstance(d, str):
-        return _DTYPE_NAMES.get(d, d.replace("torch.", ""))
-    name = dtype_name(d)
-    if name is None:
-        name = str(d).replace("torch.", "")
-        name = _DTYPE_NAMES.get(name, name)
-    return name
-
-
-def _times(expr: ir.Expr, n: ir.Dim) -> ir.Expr | None:
-    """`k` where `expr` is `k * n` or `n * k` (n a tile dimension), else None."""
-    size = ir.Var(rust_name(n)) if isinstance(n, str) else ir.Lit(f"{n}i32")
-    if expr is None:
-        return None
-    if isinstance(expr, ir.Binary) and expr.op == "*":
-        if expr.rhs == size:
-            return expr.lhs
-        if expr.lhs == size:
-            return expr.rhs
-    return None
-
-
-_COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
-            ast.GtE: lambda a, b: a >= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
-
-
-def _fold(op: ast.operator, a: Any, b: Any) -> Any:
-    if isinstance(op, ast.Mod):
-        return a % b
-    if isinstance(op, ast.Add):
-        return a + b
-    if isinstance(op, ast.Sub):
-        return a - b
-    if isinstance(op, ast.Mult):
-        return a * b
-    if isinstance(op, ast.Div):
-        return a / b
-    if isinstance(op, ast.FloorDiv):
-        return a // b
-    raise TypeError(op)
-
-
-def _show(t: ir.Type | None) -> str:
-    if isinstance(t, ir.TileType):
-        return f"tile {t.dtype}{list(t.shape)}"
-    if isinstance(t, ir.ScalarType):
-        return t.dtype
-    return "?"
-
-
-def _resolve_type(t: ir.Type | None, names: dict[str, str]) -> ir.Type | None:
-    if isinstance(t, (ir.TileType, ir.PartitionType, ir.ScalarType)):
-        return replace(t, dtype=names[t.dtype])
-    return t
-
-
-def _resolve_stmt(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
-    if isinstance(s, ir.Let):
-        s.type = _resolve_type(s.type, names)
-    elif isinstance(s, ir.For):
-        s.body = [_resolve_stmt(b, names) for b in s.body]
-    elif isinstance(s, ir.IfElse):
-        s.then = [_resolve_stmt(b, names) for b in s.then]
-        s.other = [_resolve_stmt(b, names) for b in s.other]
-    return s
 
 
 def analyze(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None) -> ir.KernelIR:

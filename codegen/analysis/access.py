@@ -1,0 +1,276 @@
+"""Array accesses: ct.load/ct.store/ct.gather/ct.scatter/ct.num_tiles as cutile partitions,
+and which outputs are safe (one tile per block at the block index) or unchecked."""
+
+from __future__ import annotations
+
+import ast
+
+from .. import ir
+from .values import _PADDING, rust_name, Val, _times
+
+
+class ArrayAccess:
+    """The array-access half of `Translator` (a mixin: it uses the translator's state)."""
+
+    def _array_arg(self, node: ast.expr, out: list[ir.Stmt]) -> ir.ArrayParam:
+        val = self.expr(node, out)
+        if val.kind != "array":
+            raise self.error(node, "expected an array parameter")
+        return self.arrays[val.py]
+
+    def _set_rank(self, array: ir.ArrayParam, rank: int, node: ast.AST) -> None:
+        if array.rank and array.rank != rank:
+            raise self.error(node, f"array '{array.name}' is used with rank {rank} here and {array.rank} elsewhere")
+        array.rank = rank
+
+    def _order(self, node: ast.expr | None, rank: int, out: list[ir.Stmt]) -> tuple[int, ...] | None:
+        """A load's `order=`: a permutation of the tile's axes, None for the identity."""
+        if node is None:
+            return None
+        val = self.expr(node, out)
+        if val.kind == "static" and val.py in ("C", "F"):
+            order = tuple(range(rank)) if val.py == "C" else tuple(reversed(range(rank)))
+        else:
+            items = val.py if val.kind == "tuple" else [val]
+            order = tuple(self._int_const(i, node) for i in items)
+        if sorted(order) != list(range(rank)):
+            raise self.error(node, f"order {order} is not a permutation of {rank} axes")
+        return None if order == tuple(range(rank)) else order
+
+    def _partition(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
+                   order: tuple[int, ...] | None = None) -> ir.Expr:
+        key = (array.name, shape, padding, order)
+        if key not in self.partitions:
+            name = self.fresh(f"{rust_name(array.name)}_part")
+            source = ir.Var(rust_name(array.name))
+            if order is not None:
+                dim_map = ir.Lit(f"const_array![{', '.join(map(str, order))}]")
+                value: ir.Expr = ir.Method(source, "partition_permuted", (ir.Shape(shape), dim_map))
+            elif padding is None:
+                value = ir.Method(source, "partition", (ir.Shape(shape),))
+            else:
+                value = ir.Unsafe(
+                    ir.Call("make_partition_view", (source, ir.Shape(shape), ir.Lit(padding), ir.Lit("dim_map::Identity"),
+                                                    ir.Call("get_tensor_token", (source,)))),
+                    reason=f"a read-only view of `{array.name}` that starts from the tensor's own ordering token",
+                )
+                self.unsafe_reasons.append(f"load from '{array.name}' padded with {padding.split('::')[1]} "
+                                           "(cutile's safe partition pads with zero only)")
+            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, self.line))
+            self.partitions[key] = name
+        return ir.Var(self.partitions[key])
+
+    def _index(self, node: ast.expr, out: list[ir.Stmt]) -> list[Val]:
+        val = self.expr(node, out, hint="index")
+        items = val.py if val.kind == "tuple" else [val]
+        for item in items:
+            self._i32(item, node)
+        return items
+
+    def _padding(self, node: ast.expr | None, out: list[ir.Stmt]) -> str | None:
+        if node is None:
+            return None
+        val = self.expr(node, out)
+        mode = getattr(val.py, "name", None) if val.kind == "static" else None
+        if mode not in _PADDING:
+            raise self.error(node, "expected a ct.PaddingMode")
+        return _PADDING[mode]
+
+    def _ct_load(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma"], 3)
+        array = self._array_arg(args["array"], out)
+        shape = self._dims(args["shape"], out)
+        index = self._index(args["index"], out)
+        if len(index) != len(shape):
+            raise self.error(node, "the index and the tile shape of ct.load differ in rank")
+        self._set_rank(array, len(shape), node)
+        order = self._order(args.get("order"), len(shape), out)
+        padding = self._padding(args.get("padding_mode"), out)
+        if order is not None and padding is not None:
+            raise self.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
+        part = self._partition(array, shape, padding, order)
+        idx = ir.Index(tuple(self._i32(i, node) for i in index))
+        load = self._tile_load(node, part, idx, args.get("latency"), args.get("allow_tma"), out)
+        return Val("tile", ir.TileType(f"${array.name}", shape), load)
+
+    def _tile_load(self, node: ast.Call, part: ir.Expr, idx: ir.Index, latency_node: ast.expr | None,
+                   tma_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
+        """A partition load with the optional latency hint and TMA switch of ct.load."""
+        latency = self.expr(latency_node, out) if latency_node is not None else Val("const", py=None)
+        tma = self.expr(tma_node, out) if tma_node is not None else Val("const", py=True)
+        if latency.kind == "scalar" and latency.dim is not None:
+            latency = Val("const", py=rust_name(latency.dim))  # a ct.Constant: a const generic argument
+        elif latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
+            raise self.error(node, "latency must be an integer constant")
+        if tma.kind != "const" or not isinstance(tma.py, bool):
+            raise self.error(node, "allow_tma must be True or False")
+        if tma.py:
+            if latency.py is None:
+                return ir.Method(part, "load", (idx,))
+            return ir.Method(part, f"load_pipelined::<{latency.py}>", (idx,))
+        # Without TMA: the raw view load, after the same bounds check `load` makes.
+        out.append(ir.Do(ir.Call("check_partition_access", (ir.Ref(part), idx)), self.line))
+        value = f"{latency.py}i32" if isinstance(latency.py, int) else latency.py
+        hint = ir.Lit(f"Some({value})" if latency.py is not None else "None")
+        return ir.Call("load_view_tko", (ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), hint,
+                                         ir.Lit("tma::Disabled")))
+
+    def _ct_store(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
+        for unsupported in ("order", "latency", "allow_tma"):
+            if unsupported in args:
+                raise self.error(node, f"ct.store(..., {unsupported}=...) is not supported yet")
+        array = self._array_arg(args["array"], out)
+        index = self._index(args["index"], out)
+        tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
+        return self._store(node, args["tile"], array, index, tile)
+
+    def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val) -> Val:
+        if tile.kind != "tile":
+            raise self.error(tile_node, "ct.store of a scalar is not supported yet; store a tile")
+        if len(index) != len(tile.shape):
+            raise self.error(node, "the index and the tile of ct.store differ in rank")
+        if self.union.find(tile.dtype) != self.union.find(f"${array.name}"):
+            td = self.union.find(tile.dtype)
+            if td.startswith("$"):
+                self.union.union(f"${array.name}", td)
+            else:
+                raise self.error(tile_node, f"storing a {td} tile into '{array.name}', whose dtype the caller "
+                                               f"chooses; cast it with .astype({array.name}.dtype)")
+        self._set_rank(array, len(index), node)
+        reason = self._unsafe_store_reason(array, index)
+        if reason is not None:
+            return self._unchecked_store(node, array, index, tile, reason)
+        array.written = True
+        array.tile = tile.shape
+        for d in tile.shape:
+            if isinstance(d, str):
+                self._mark_tile_dim(d)
+        return Val("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
+
+    def _unchecked_store(self, node: ast.Call, array: ir.ArrayParam, index: list[Val], tile: Val, reason: str) -> Val:
+        """A store cutile cannot prove disjoint across blocks: through a mutable partition of the
+        whole tensor, each store still bounds-checked, disjointness left to the kernel as in
+        cuTile Python."""
+        use = self.uses[array.name]
+        if use.loads or use.other:
+            raise self.error(node, f"'{array.name}' is both read and written (read-modify-write), which is not "
+                                   "supported yet")
+        if array.tile is not None:
+            raise self.error(node, f"'{array.name}' is stored both per block and elsewhere")
+        array.written = True
+        key = (array.name, tile.shape, "out")
+        if key not in self.partitions:
+            name = self.fresh(f"{rust_name(array.name)}_out")
+            source = ir.Var(rust_name(array.name))
+            value = ir.Unsafe(ir.Method(source, "partition_full_mut", (ir.Shape(tile.shape),)),
+                              reason=f"cutile cannot prove that blocks store disjoint tiles of `{array.name}` "
+                                     f"({reason}); the kernel guarantees it, as cuTile Python requires")
+            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", tile.shape, mutable=True),
+                                              value, self.line, mutable=True))
+            self.partitions[key] = name
+            self.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
+        for d in tile.shape:
+            if isinstance(d, str):
+                self._mark_tile_dim(d)
+        idx = ir.Index(tuple(self._i32(i, node) for i in index))
+        return Val("tile", None, ir.Method(ir.Var(self.partitions[key]), "store", (tile.expr, idx)))
+
+    def _unsafe_store_reason(self, array: ir.ArrayParam, index: list[Val]) -> str | None:
+        """None when a store is one tile per block at the block's own index: a safe partition."""
+        use = self.uses[array.name]
+        if use.stores != 1:
+            return f"'{array.name}' is stored more than once"
+        if use.loads or use.other:
+            return f"'{array.name}' is also read"
+        if self.depth != 0:
+            return "the store is inside a loop"
+        if len(index) > 3:
+            return f"'{array.name}' has rank {len(index)}; checked outputs are at most rank 3"
+        for axis, item in enumerate(index):
+            if item.bid_axis == axis or (item.kind == "const" and item.py == 0):
+                continue
+            return f"index component {axis} is not ct.bid({axis})"
+        return None
+
+    def _row_access(self, node: ast.Call, indices: ast.expr, out: list[ir.Stmt]) -> tuple[list[Val], ir.Dim]:
+        """Reads a gather/scatter index tuple `(s0, ..., arange(n) + k*n)`: scalars, then one ramp.
+        Returns the tile-space index of the equivalent 1 x ... x n tile access, and n."""
+        val = self.expr(indices, out, hint="index")
+        items = val.py if val.kind == "tuple" else [val]
+        *scalars, ramp = items
+        if ramp.kind != "tile" or ramp.iota_offset is None or len(ramp.shape) != 1:
+            raise self.error(indices, "ct.gather/ct.scatter are supported where the last index is "
+                                      "ct.arange(n) (plus a whole number of tiles) and the others are scalars")
+        for s in scalars:
+            self._i32(s, indices)
+        n, offset = ramp.shape[0], ramp.iota_offset
+        if offset.kind == "const" and offset.py == 0:
+            column = Val("const", py=0)
+        elif offset.kind == "const" and isinstance(n, int) and offset.py % n == 0:
+            column = Val("const", py=offset.py // n)
+        elif offset.kind == "scalar" and (k := _times(offset.expr, n) or _times(offset.defn, n)) is not None:
+            column = self._known_scalar(k)  # k * n + arange(n): tile k
+        else:
+            raise self.error(indices, "ct.gather/ct.scatter at an offset that is not a whole number of tiles "
+                                      "is not supported yet")
+        return [*scalars, column], n
+
+    def _known_scalar(self, expr: ir.Expr) -> Val:
+        """The bound scalar that `expr` names, with what is known of it (e.g. that it is ct.bid(0))."""
+        for scope in reversed(self.scopes):
+            for b in scope.values():
+                if b.val.kind == "scalar" and b.val.expr == expr:
+                    return b.val
+        return Val("scalar", ir.ScalarType("i32"), expr)
+
+    def _ct_gather(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
+        if "mask" in args:
+            raise self.error(node, "ct.gather(..., mask=...) is not supported yet")
+        array = self._array_arg(args["array"], out)
+        index, n = self._row_access(node, args["indices"], out)
+        pad = self.expr(args["padding_value"], out).py if "padding_value" in args else 0
+        padding = {0: None, float("-inf"): "padding::NegInf", float("inf"): "padding::PosInf"}.get(pad, "?")
+        if padding == "?":
+            raise self.error(node, f"padding_value={pad!r} is not supported yet (0, -inf or inf)")
+        # Out-of-bounds lanes read the padding either way, so check_bounds needs nothing here.
+        shape = (1,) * (len(index) - 1) + (n,)
+        self._set_rank(array, len(index), node)
+        part = self._partition(array, shape, padding)
+        idx = ir.Index(tuple(self._i32(i, node) for i in index))
+        row = Val("tile", ir.TileType(f"${array.name}", shape),
+                  self._tile_load(node, part, idx, args.get("latency"), None, out))
+        if len(shape) == 1:
+            return row
+        row = self._bind_temp(out, hint, row.type, row.expr)
+        return self._bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
+
+    def _ct_scatter(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
+        for unsupported in ("mask", "latency"):
+            if unsupported in args:
+                raise self.error(node, f"ct.scatter(..., {unsupported}=...) is not supported yet")
+        array = self._array_arg(args["array"], out)
+        index, n = self._row_access(node, args["indices"], out)
+        tile = self.expr(args["value"], out, hint=f"{rust_name(array.name)}_tile")
+        if tile.kind != "tile" or tile.shape != (n,):
+            raise self.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
+                                            "supported yet")
+        shape = (1,) * (len(index) - 1) + (n,)
+        if len(shape) > 1:
+            tile = self._bind_temp(out, f"{rust_name(array.name)}_tile", ir.TileType(tile.dtype, shape),
+                                   ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
+        return self._store(node, args["value"], array, index, tile)
+
+    def _ct_num_tiles(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "axis", "shape"], 3)
+        array = self._array_arg(args["array"], out)
+        shape = self._dims(args["shape"], out)
+        axis = self._int_const(self.expr(args["axis"], out), node)
+        self._set_rank(array, len(shape), node)
+        if axis < 0:
+            axis += len(shape)
+        part = self._partition(array, shape, None)
+        return Val("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))),
+                   nonneg=True)

@@ -1,0 +1,229 @@
+"""Values during analysis, dtype classes, and the small tables and folds the translator uses."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .. import ir
+
+DEFAULT_DTYPES = ("f32", "f16", "bf16")
+
+
+# cuTile Python dtype names -> cutile names.
+_DTYPE_NAMES = {
+    "float32": "f32",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float64": "f64",
+    "tfloat32": "tf32",
+    "int32": "i32",
+    "int64": "i64",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool_": "bool",
+    "float8_e4m3fn": "f8e4m3fn",
+    "float8_e5m2": "f8e5m2",
+}
+
+
+_FLOATS = {"f64": 3, "f32": 2, "tf32": 1, "f16": 1, "bf16": 1}
+
+
+_RUST_KEYWORDS = set(
+    "as break const continue crate else enum extern false fn for if impl in let loop match mod move mut "
+    "pub ref return self Self static struct super trait true type unsafe use where while async await dyn "
+    "abstract become box do final macro override priv typeof unsized virtual yield try".split()
+)
+
+
+_PADDING = {
+    "ZERO": None,  # the plain partition pads with zero
+    "UNDETERMINED": None,
+    "NEG_INF": "padding::NegInf",
+    "POS_INF": "padding::PosInf",
+    "NAN": "padding::Nan",
+    "NEG_ZERO": "padding::NegZero",
+}
+
+
+# Float math with one operand and no modes, same name in cuTile Python and cutile.
+_UNARY_MATH = {"log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil"}
+
+
+_REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min", "prod": "reduce_prod"}
+
+
+_RUST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/"}
+
+
+def rust_name(name: str) -> str:
+    return name + "_" if name in _RUST_KEYWORDS else name
+
+
+def dtype_name(obj: Any) -> str | None:
+    """The cutile name of a cuTile Python (or NumPy) dtype object, if it is one."""
+    if isinstance(obj, type) and obj.__module__ == "numpy" and obj not in (int, float):
+        try:
+            import numpy as np
+
+            return _DTYPE_NAMES.get(np.dtype(obj).name, _DTYPE_NAMES.get(np.dtype(obj).name + "_"))
+        except TypeError:
+            return None
+    name = getattr(obj, "name", None)
+    if isinstance(name, str) and type(obj).__name__ in ("DType", "dtype"):
+        return _DTYPE_NAMES.get(name, _DTYPE_NAMES.get(name + "_"))
+    if obj is float:
+        return "f32"
+    if obj is int:
+        return "i32"
+    return None
+
+
+def float_literal(value: float, dtype: str = "f32") -> ir.Lit:
+    if value != value:
+        return ir.Lit(f"{dtype}::NAN")
+    if value in (float("inf"), float("-inf")):
+        return ir.Lit(f"{dtype}::{'NEG_' if value < 0 else ''}INFINITY")
+    text = repr(float(value))
+    return ir.Lit(f"{text}{dtype}")
+
+
+@dataclass
+class Val:
+    """What a Python expression evaluates to at translation time."""
+
+    kind: str  # tile | scalar | const | array | dtype | static | tuple
+    type: ir.Type | None = None
+    expr: ir.Expr | None = None
+    py: Any = None  # const: the Python value; dtype: its name; static: the object; tuple: [Val]
+    dim: ir.Dim | None = None  # a scalar that may stand in a tile shape (a Constant parameter)
+    bid_axis: int | None = None  # this scalar is exactly ct.bid(axis)
+    nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
+    iota_offset: "Val | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
+    defn: "ir.Expr | None" = None  # for a scalar bound once to a name: the expression it names
+
+    @property
+    def shape(self) -> tuple[ir.Dim, ...]:
+        assert isinstance(self.type, ir.TileType)
+        return self.type.shape
+
+    @property
+    def dtype(self) -> str:
+        assert self.type is not None
+        return self.type.dtype
+
+
+@dataclass
+class _Binding:
+    val: Val
+    let: ir.Let | None
+    depth: int
+
+
+@dataclass
+class _ArrayUse:
+    loads: int = 0
+    stores: int = 0
+    other: int = 0
+
+
+class _DTypeUnion:
+    """Union-find over dtype classes (``$a``) of array parameters."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, d: str) -> str:
+        while d.startswith("$") and self.parent.get(d, d) != d:
+            d = self.parent[d]
+        return d
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+class _Resolver(dict):
+    """Maps every dtype class variable to its Rust type parameter."""
+
+    def __init__(self, names: dict[str, str], union: _DTypeUnion):
+        super().__init__(names)
+        self.union = union
+
+    def __missing__(self, key: str) -> str:
+        if key.startswith("$"):
+            root = self.union.find(key)
+            return self[root] if root != key else key
+        return key
+
+
+def _cutile_dtype(d: Any) -> str:
+    if isinstance(d, str):
+        return _DTYPE_NAMES.get(d, d.replace("torch.", ""))
+    name = dtype_name(d)
+    if name is None:
+        name = str(d).replace("torch.", "")
+        name = _DTYPE_NAMES.get(name, name)
+    return name
+
+
+def _times(expr: ir.Expr, n: ir.Dim) -> ir.Expr | None:
+    """`k` where `expr` is `k * n` or `n * k` (n a tile dimension), else None."""
+    size = ir.Var(rust_name(n)) if isinstance(n, str) else ir.Lit(f"{n}i32")
+    if expr is None:
+        return None
+    if isinstance(expr, ir.Binary) and expr.op == "*":
+        if expr.rhs == size:
+            return expr.lhs
+        if expr.lhs == size:
+            return expr.rhs
+    return None
+
+
+_COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+            ast.GtE: lambda a, b: a >= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+def _fold(op: ast.operator, a: Any, b: Any) -> Any:
+    if isinstance(op, ast.Mod):
+        return a % b
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.Div):
+        return a / b
+    if isinstance(op, ast.FloorDiv):
+        return a // b
+    raise TypeError(op)
+
+
+def _show(t: ir.Type | None) -> str:
+    if isinstance(t, ir.TileType):
+        return f"tile {t.dtype}{list(t.shape)}"
+    if isinstance(t, ir.ScalarType):
+        return t.dtype
+    return "?"
+
+
+def _resolve_type(t: ir.Type | None, names: dict[str, str]) -> ir.Type | None:
+    if isinstance(t, (ir.TileType, ir.PartitionType, ir.ScalarType)):
+        return replace(t, dtype=names[t.dtype])
+    return t
+
+
+def _resolve_stmt(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
+    if isinstance(s, ir.Let):
+        s.type = _resolve_type(s.type, names)
+    elif isinstance(s, ir.For):
+        s.body = [_resolve_stmt(b, names) for b in s.body]
+    elif isinstance(s, ir.IfElse):
+        s.then = [_resolve_stmt(b, names) for b in s.then]
+        s.other = [_resolve_stmt(b, names) for b in s.other]
+    return s
