@@ -7,21 +7,29 @@
 use cutile::compile_api::KernelCompiler;
 use cutile::cutile_compiler::ast::Module;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::error::{error, Kind};
 
-/// Compiles `module::function` with `generics` (in declaration order) and the given
-/// static stride patterns (`-1` for a dynamic stride) for `target` (e.g. `sm_90`).
-/// Returns the Tile IR text and its bytecode.
-pub fn compile_only(
-    py: Python<'_>,
+/// Compiles `module::function` (one of `kernels`) with `generics` (in declaration order)
+/// and the given static stride patterns (`-1` for a dynamic stride) for `target`
+/// (e.g. `sm_90`). Returns the Tile IR text and its bytecode.
+#[allow(clippy::too_many_arguments)]
+pub fn compile_only<'py>(
+    py: Python<'py>,
     module_ast: fn() -> Module,
     module: &str,
+    kernels: &[&str],
     function: &str,
     generics: Vec<String>,
     strides: Vec<(String, Vec<i32>)>,
     target: &str,
-) -> PyResult<(String, Vec<u8>)> {
+) -> PyResult<(String, Bound<'py, PyBytes>)> {
+    if !kernels.contains(&function) {
+        return Err(crate::error::argument(format!(
+            "no kernel `{function}` in this extension; it has {kernels:?}"
+        )));
+    }
     let result = py.detach(|| {
         let strides: Vec<(&str, &[i32])> = strides
             .iter()
@@ -35,5 +43,7 @@ pub fn compile_only(
         let bytecode = artifacts.bytecode()?;
         Ok::<_, cutile::cutile_compiler::error::JITError>((artifacts.ir_text(), bytecode))
     });
-    result.map_err(|e| error(Kind::Compile, format!("{module}::{function}: {e}")))
+    let (ir, bytecode) =
+        result.map_err(|e| error(Kind::Compile, format!("{module}::{function}: {e}")))?;
+    Ok((ir, PyBytes::new(py, &bytecode)))
 }

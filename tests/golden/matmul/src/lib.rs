@@ -100,22 +100,16 @@ fn _compile_only<'py>(
     strides: Vec<(String, Vec<i32>)>,
     target: &str,
 ) -> PyResult<(String, Bound<'py, pyo3::types::PyBytes>)> {
-    const KERNELS: &[&str] = &["matmul"];
-    if !KERNELS.contains(&kernel) {
-        return Err(tilebridge_runtime::error::argument(format!(
-            "no kernel `{kernel}` in this extension; it has {KERNELS:?}"
-        )));
-    }
-    let (ir, bytecode) = tilebridge_runtime::compile::compile_only(
+    tilebridge_runtime::compile::compile_only(
         py,
         kernels::__module_ast_self,
         "kernels",
+        &["matmul"],
         kernel,
         generics,
         strides,
         target,
-    )?;
-    Ok((ir, pyo3::types::PyBytes::new(py, &bytecode)))
+    )
 }
 
 /// Host time per launch phase (`TILEBRIDGE_PROFILE=1`): `(launches, {phase: total_ns})`.
