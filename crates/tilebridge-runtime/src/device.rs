@@ -99,10 +99,27 @@ fn torch_current_stream(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     Ok(f.bind(py))
 }
 
-/// Wraps a raw stream owned by the caller's framework.
+/// The wrapper of a raw stream owned by the caller's framework, made once per (device,
+/// stream) and kept for the life of the process.
+///
+/// Kept, not dropped after each launch, because dropping cutile's `Stream` asks the driver
+/// whether the stream is idle (`cuStreamQuery`) and, while it is busy, records an event for
+/// a retirement thread: that costs every launch a driver round trip and an event, and on a
+/// stream that is being captured into a CUDA graph the query is illegal and invalidates the
+/// capture. A wrapper is a pointer and a context reference; the set stays as small as the
+/// number of streams the process launches on.
 pub fn borrow_stream(raw: usize, context: &Arc<Context>) -> Arc<Stream> {
-    // SAFETY: `raw` is a live stream of `context`'s device handed in by the caller for
-    // this launch (or 0, the legacy default stream); the wrapper never destroys it and
-    // is dropped before the launcher returns.
-    unsafe { Stream::borrow_raw(raw as *mut c_void, context) }
+    static STREAMS: Mutex<Vec<(usize, usize, Arc<Stream>)>> = Mutex::new(Vec::new());
+    let device = context.ordinal();
+    let mut streams = STREAMS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, _, s)) = streams.iter().find(|(d, r, _)| *d == device && *r == raw) {
+        return s.clone();
+    }
+    // SAFETY: `raw` is a live stream of `context`'s device handed in by the caller (or 0,
+    // the legacy default stream). The wrapper never destroys it, and it is never dropped,
+    // so it never touches the handle after the framework destroys the stream; a later
+    // stream that reuses the handle is the same `CUstream` to the driver.
+    let stream = unsafe { Stream::borrow_raw(raw as *mut c_void, context) };
+    streams.push((device, raw, stream.clone()));
+    stream
 }
