@@ -17,6 +17,7 @@ so it is tested with a fake one; `tests/test_handles.py` does so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
 import warnings
@@ -43,6 +44,9 @@ class Backend(Protocol):
 
     def current_stream(self, device: int) -> Any: ...
 
+    def as_stream(self, stream: Any, device: int) -> Any:
+        """The stream object for a `stream=` argument (None: the current stream)."""
+
     def record(self, stream: Any) -> Event: ...
 
     def wait(self, stream: Any, event: Event) -> None: ...
@@ -50,6 +54,11 @@ class Backend(Protocol):
     def stream_id(self, stream: Any) -> int: ...
 
     def capturing(self, stream: Any) -> bool: ...
+
+    def capture(self, stream: Any) -> Any:
+        """A context manager capturing the launches inside; entering it gives the graph."""
+
+    def replay(self, graph: Any, stream: Any) -> None: ...
 
 
 class TorchBackend:
@@ -60,9 +69,18 @@ class TorchBackend:
 
         self.torch = torch
         self._free_events: list[Any] = []  # creating a CUDA event per launch costs microseconds
+        self._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        self._streams: dict[tuple[int, int], Any] = {}  # (device, CUstream) -> stream object
 
     def current_stream(self, device: int) -> Any:
-        return self.torch.cuda.current_stream(device)
+        if self._raw_stream is None:
+            return self.torch.cuda.current_stream(device)
+        # torch builds a new Stream object per current_stream() call; one per stream will do.
+        key = (device, self._raw_stream(device))
+        stream = self._streams.get(key)
+        if stream is None:
+            stream = self._streams[key] = self.torch.cuda.current_stream(device)
+        return stream
 
     def as_stream(self, stream: Any, device: int) -> Any:
         if stream is None:
@@ -93,6 +111,18 @@ class TorchBackend:
 
     def capturing(self, stream: Any) -> bool:
         return self.torch.cuda.is_current_stream_capturing()
+
+    @contextlib.contextmanager
+    def capture(self, stream: Any):
+        """Captures what is launched inside into a CUDA graph (on a side stream unless given),
+        in relaxed mode like cutile's own `CudaGraph`."""
+        graph = self.torch.cuda.CUDAGraph()
+        with self.torch.cuda.graph(graph, stream=stream, capture_error_mode="relaxed"):
+            yield graph
+
+    def replay(self, graph: Any, stream: Any) -> None:
+        with self.torch.cuda.stream(stream):
+            graph.replay()
 
 
 _LOCK = threading.RLock()  # guards every handle's lending state
@@ -238,12 +268,14 @@ def _live(ref: "weakref.ref[Pending] | None") -> "Pending | None":
 class Pending:
     """A launch in flight. `sync()` waits and returns the arguments in signature order."""
 
-    def __init__(self, kernel: str, stream: Any, backend: Backend, args: list[Any]):
+    def __init__(self, kernel: str, stream: Any, backend: Backend, args: list[Any],
+                 written: Sequence[bool] = ()):
         self.id = next(_IDS)
         self.kernel = kernel
         self.stream = stream
         self.backend = backend
         self.args = args  # strong references: borrowed arrays stay alive until synced
+        self.written = written
         self.event: Event | None = None
         self.synced = False
         self.graph = None  # set when captured into a Graph, which then owns the lends
@@ -265,8 +297,8 @@ class Pending:
         """Waits for the launch, returns every lent handle, and gives back the arguments."""
         if not self.synced:
             if self.graph is not None:
-                raise TensorBusyError(f"launch #{self.id} ({self.kernel}) belongs to a graph; its handles are "
-                                      "returned when the graph is released")
+                raise TensorBusyError(f"launch #{self.id} ({self.kernel}) is being captured into a graph: it "
+                                      "runs when the graph is replayed; sync the replay instead")
             if self.event is not None:
                 self.event.synchronize()
             self._release()
@@ -378,13 +410,12 @@ class Kernel:
             else:
                 raw.append(value)
         device = next((d for d in map(_device_of, raw) if d is not None), 0)
-        stream = backend.as_stream(stream, device) if hasattr(backend, "as_stream") else (
-            stream if stream is not None else backend.current_stream(device))
-        pending = Pending(self.name, stream, backend, list(args))
+        stream = backend.as_stream(stream, device)
+        pending = Pending(self.name, stream, backend, list(args), self._written)
         lends = lend(handles, pending, backend)
         graph = _CAPTURING.get(threading.get_ident()) if _CAPTURING else None
         try:
-            self._launcher(grid, *raw, stream=stream, sync=False, **constants)
+            self._launcher(grid, *raw, stream=backend.stream_id(stream), sync=False, **constants)
             if graph is not None and backend.capturing(stream):
                 pending.graph = graph
             else:
@@ -425,51 +456,90 @@ _CAPTURING: dict[int, "Graph"] = {}
 
 
 class Graph:
-    """Launches captured on a stream and replayed; the graph holds their handles while it lives.
+    """Launches captured once and replayed; each replay is a launch of its own.
 
-        with tb.Graph() as g:          # torch.cuda.graph underneath
+        with tb.Graph() as g:          # capture: records the launches, runs nothing
             k1.launch(...); k2.launch(...)
-        g.replay()
-        g.release()                    # returns the handles (also on garbage collection)
+        g.replay().sync()              # runs them; returns when done
+        g.release()                    # or let it go: the graph keeps its handles alive
 
-    Launch every kernel once before capturing: the first launch of a specialization runs the
-    JIT, which cannot happen during capture.
+    The graph keeps every handle it captured alive as long as it lives (it replays into
+    their memory). A replay lends them the way a launch does: what the captured launches
+    write is write-lent until the replay is synced (`g.replay().sync()`, `g.sync()`), what
+    they only read is read-lent. Replays on one stream chain like launches.
+
+    Launch every kernel once before capturing: the first launch of a specialization runs
+    the JIT, which cannot happen during a capture.
     """
 
-    def __init__(self, stream: Any = None):
-        import torch
-
-        self.torch = torch
-        self.graph = torch.cuda.CUDAGraph()
+    def __init__(self, stream: Any = None, backend: Backend | None = None):
+        self.backend = backend if backend is not None else TorchBackend()
         self.stream = stream
-        self.pendings: list[Pending] = []
-        self._ctx = None
+        self.pendings: list[Pending] = []  # the launches being captured
+        self.handles: list[tuple[Tensor, bool]] = []  # what each replay lends, write subsuming read
+        self.last: Pending | None = None  # the latest replay, held so that dropping it never waits
+        self._graph: Any = None
+        self._capture: Any = None
 
     def __enter__(self) -> "Graph":
-        # Relaxed, as cutile's own CudaGraph capture: its launch path makes driver calls that
-        # the default (global) mode counts as unsafe during a capture.
-        self._ctx = self.torch.cuda.graph(self.graph, stream=self.stream, capture_error_mode="relaxed")
-        self._ctx.__enter__()
+        self._capture = self.backend.capture(self.stream)
+        self._graph = self._capture.__enter__()
         _CAPTURING[threading.get_ident()] = self
         return self
 
     def __exit__(self, *exc) -> None:
         _CAPTURING.pop(threading.get_ident(), None)
-        self._ctx.__exit__(*exc)
-        if exc[0] is not None:
-            self.release()
+        captured = False
+        try:
+            self._capture.__exit__(*exc)
+            captured = exc[0] is None
+        finally:
+            # The captured launches ran nothing: their lends end with the capture, and a
+            # good capture hands their handles to the graph.
+            handles: dict[int, tuple[Tensor, bool]] = {}
+            for p in self.pendings:
+                for value, write in zip(p.args, p.written):
+                    if isinstance(value, Tensor):
+                        handles[id(value)] = (value, write or handles.get(id(value), (value, False))[1])
+                p.synced = True
+            self.pendings = []
+            if captured:
+                self.handles = list(handles.values())
+            else:
+                self._graph = None
 
-    def replay(self) -> None:
-        self.graph.replay()
+    def replay(self, stream: Any = None) -> Pending:
+        """Enqueues the captured launches once more; returns the replay as a pending launch."""
+        if self._graph is None:
+            raise LaunchError("this graph holds no capture (it failed, was never made, or was released)")
+        backend = self.backend
+        device = next((d for d in (_device_of(h._array) for h, _ in self.handles) if d is not None), 0)
+        stream = backend.as_stream(stream, device)
+        pending = Pending("graph replay", stream, backend, [h for h, _ in self.handles])
+        lends = lend(self.handles, pending, backend)
+        try:
+            backend.replay(self._graph, stream)
+            pending.event = backend.record(stream)
+        except BaseException:
+            restore(lends)
+            pending.synced = True
+            raise
+        self.last = pending
+        return pending
+
+    def sync(self) -> None:
+        """Waits for the latest replay and returns its lends."""
+        if self.last is not None:
+            self.last.sync()
 
     def release(self) -> None:
-        """Waits for the last replay and returns every handle the graph holds."""
-        self.torch.cuda.synchronize()
-        for p in self.pendings:
-            p.graph = None
-            p.synced = True
-        self.pendings = []
+        """Waits for the latest replay and lets go of the graph and its handles."""
+        self.sync()
+        self._graph, self.handles, self.last = None, [], None
 
     def __del__(self):
-        if getattr(self, "pendings", None):
-            self.release()
+        if getattr(self, "last", None) is not None:
+            try:
+                self.last.sync()
+            except Exception:  # never raise from a finalizer
+                pass

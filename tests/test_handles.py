@@ -2,6 +2,7 @@
 random programs of allocate / launch / sync / poll / host access / failing launch / drop."""
 
 import gc
+import contextlib
 import json
 import warnings
 
@@ -34,6 +35,7 @@ class FakeBackend:
         self.streams = {0: FakeStream(0), 1: FakeStream(1)}
         self.events = []
         self.waits = []
+        self.graph = None
 
     def current_stream(self, device):
         return self.streams[0]
@@ -53,7 +55,26 @@ class FakeBackend:
         return stream.cuda_stream
 
     def capturing(self, stream):
-        return False
+        return self.graph is not None
+
+    @contextlib.contextmanager
+    def capture(self, stream):
+        self.graph = FakeGraph()
+        try:
+            yield self.graph
+        finally:
+            self.graph = None
+
+    def replay(self, graph, stream):
+        if graph.fail:
+            raise tb.LaunchError("replay rejected")
+        graph.replays.append(stream.cuda_stream)
+
+
+class FakeGraph:
+    def __init__(self):
+        self.replays = []
+        self.fail = False
 
 
 class FakeArray:
@@ -80,7 +101,7 @@ class FakeExt:
     def copy(self, grid, x, y, *, TILE, stream, sync):
         if self.fail:
             raise tb.ArgumentError("rejected")
-        self.calls.append((x, y, stream.cuda_stream))
+        self.calls.append((x, y, stream))
 
 
 @pytest.fixture
@@ -240,3 +261,46 @@ def test_random_programs_never_race_and_never_lose_a_handle(ops):
         p.sync()
     p = None
     assert all(h.state == "ready" for h in handles), "a handle was lost"
+
+
+def test_graph_capture_runs_nothing_and_each_replay_lends_like_a_launch(env):
+    ext, backend, copy = env
+    x, y = Tensor(FakeArray()), Tensor(FakeArray())
+    g = tb.Graph(backend=backend)
+    with g:
+        p = copy.launch(1, x, y, TILE=4)
+        assert p.event is None  # captured: no event, nothing to wait for
+        with pytest.raises(TensorBusyError, match="being captured into a graph"):
+            p.sync()
+    assert (x.state, y.state) == ("ready", "ready")  # the capture ran nothing
+    r = g.replay()
+    assert (x.state, y.state) == ("read-lent", "write-lent")
+    with pytest.raises(TensorBusyError, match=rf"{y.name} is lent to launch #{r.id} \(graph replay, write\)"):
+        y.torch()
+    r2 = g.replay()  # same stream: the lend moves to the newer replay
+    assert y._writer() is r2 and not backend.waits
+    r.sync()
+    g.sync()
+    assert (x.state, y.state) == ("ready", "ready") and backend.graph is None
+    g.release()
+    with pytest.raises(tb.LaunchError, match="holds no capture"):
+        g.replay()
+
+
+def test_failed_replay_and_failed_capture_leave_handles_as_they_were(env):
+    ext, backend, copy = env
+    x, y = Tensor(FakeArray()), Tensor(FakeArray())
+    g = tb.Graph(backend=backend)
+    with g:
+        copy.launch(1, x, y, TILE=4)
+    g._graph.fail = True
+    with pytest.raises(tb.LaunchError, match="replay rejected"):
+        g.replay()
+    assert (x.state, y.state) == ("ready", "ready")
+    with pytest.raises(RuntimeError, match="boom"):
+        with tb.Graph(backend=backend) as g2:
+            copy.launch(1, x, y, TILE=4)
+            raise RuntimeError("boom")
+    assert (x.state, y.state) == ("ready", "ready")
+    with pytest.raises(tb.LaunchError, match="holds no capture"):
+        g2.replay()
