@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -39,6 +39,7 @@ class BuildResult:
     wheel: Path
     key: str
     rebuilt: bool
+    skipped: list[str] = field(default_factory=list)  # kernels a partial build left out, with why
 
 
 def _runtime_sources() -> list[Path]:
@@ -125,9 +126,11 @@ def build(
     dtypes: Mapping[str, Sequence[Any]] | None = None,
     install: bool = True,
     quiet: bool = False,
+    partial: bool = False,
 ) -> BuildResult:
-    """Translates `target`, builds the wheel (unless an identical build exists) and installs it."""
-    crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE)
+    """Translates `target`, builds the wheel (unless an identical build exists) and installs it.
+    With `partial`, kernels that cannot be translated are left out (`BuildResult.skipped`)."""
+    crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, partial=partial)
     key = build_key(crate)
     crate_dir = Path(out_dir) if out_dir is not None else default_build_root() / f"{crate.module}-{key}"
     stamp = crate_dir / STAMP
@@ -143,7 +146,7 @@ def build(
     assert wheel is not None
     if install and installed_key(crate.module) != key:
         install_wheel(wheel, quiet=quiet)
-    return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh)
+    return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh, skipped=crate.skipped)
 
 
 _KEY = re.compile(rb'"build_key": "([0-9a-f]{16})"')

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import os
 import sys
+from collections import Counter
 import warnings
 from typing import Any, Mapping, Sequence
 
@@ -81,3 +84,50 @@ def launch(ext, stream: Any, grid: Any, kernel: Any, args: Sequence[Any]) -> Non
     name = kernel._pyfunc.__name__ if hasattr(kernel, "_pyfunc") else kernel
     fn, positional, constants = _plan(ext, name, len(args))
     fn(grid, *[args[i] for i in positional], stream=stream, sync=False, **{n: args[i] for n, i in constants})
+
+
+class Routing:
+    """What `use_rust` sent where: launches per (file, kernel) that ran in Rust, and the
+    ones that went to cuTile Python because no extension has that kernel."""
+
+    def __init__(self) -> None:
+        self.rust: Counter[tuple[str, str]] = Counter()
+        self.python: Counter[tuple[str, str]] = Counter()
+
+
+@contextlib.contextmanager
+def use_rust(*exts):
+    """Runs unchanged cuTile Python host code on the Rust twins of its kernels.
+
+        with tb.use_rust(ext) as routing:
+            tilegym.ops.softmax(x)         # its ct.launch now launches the Rust kernel
+        routing.rust                       # Counter({("softmax.py", "_softmax_kernel"): 1})
+
+    Inside, `ct.launch` of a kernel one of `exts` translated (same file name and function
+    name) runs the Rust launcher; any other kernel runs in cuTile Python as before. A Rust
+    launch that fails raises; it never falls back quietly.
+    """
+    import cuda.tile as ct
+
+    table = {}
+    for ext in exts:
+        for name, info in json.loads(ext.__tilebridge__)["kernels"].items():
+            table[(info["file"], name)] = ext
+    original = ct.launch
+    routing = Routing()
+
+    def routed(stream, grid, kernel, args):
+        fn = getattr(kernel, "_pyfunc", None)
+        key = (os.path.basename(fn.__code__.co_filename), fn.__name__) if fn is not None else ("?", str(kernel))
+        ext = table.get(key)
+        if ext is None:
+            routing.python[key] += 1
+            return original(stream, grid, kernel, args)
+        routing.rust[key] += 1
+        return launch(ext, stream, grid, kernel, args)
+
+    ct.launch = routed
+    try:
+        yield routing
+    finally:
+        ct.launch = original

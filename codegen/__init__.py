@@ -31,14 +31,27 @@ def translate(
     module: str | None = None,
     dtypes: Mapping[str, Sequence[Any]] | None = None,
     runtime_path: Path,
+    partial: bool = False,
 ) -> CrateFiles:
     """Translates the kernels of `target` (kernel objects, a module or a file) into crate files.
 
     `dtypes` states, per array parameter name, the dtypes the launcher is built for
     (default: f32, f16, bf16). Raises `TranslationError` before anything is produced
-    if any kernel cannot be translated.
+    if any kernel cannot be translated; with `partial`, leaves such kernels out instead
+    and lists why in the result's `skipped` (and raises only if none is left).
     """
     sources = frontend.load_all(target)
-    kernels = [analysis.analyze(src, dtypes) for src in sources]
+    kernels, skipped = [], []
+    for src in sources:
+        try:
+            kernels.append(analysis.analyze(src, dtypes))
+        except TranslationError as e:
+            if not partial:
+                raise
+            skipped.append(f"{src.name}: {e}")
+    if not kernels:
+        raise TranslationError("no kernel could be translated:\n  " + "\n  ".join(skipped))
     source = sources[0].display_file if len({s.filename for s in sources}) == 1 else "several files"
-    return emit.render_crate(kernels, module or default_module_name(target), runtime_path, source)
+    crate = emit.render_crate(kernels, module or default_module_name(target), runtime_path, source)
+    crate.skipped = skipped
+    return crate

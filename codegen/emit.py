@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
@@ -162,7 +162,25 @@ def _entry(kernel: ir.KernelIR) -> dict:
         "params": params,
         "body": body.lines,
         "safety": kernel.safety,
+        "attributes": entry_attributes(kernel.options),
     }
+
+
+# cuTile Python's kernel hints as cutile's entry hints spell them.
+_ENTRY_HINTS = {"occupancy": "occupancy", "num_ctas": "num_cta_in_cga", "num_worker_warps": "num_worker_warps_per_cta"}
+
+
+def entry_attributes(options: dict[str, dict[str, int]]) -> str:
+    """`#[cutile::entry(..)]` arguments for the kernel's hints, e.g. `occupancy=4` ->
+    `optimization_hints = (default = (occupancy = 4,),)`, as cuTile Python emits them."""
+    by_target: dict[str, list[str]] = {}
+    for hint, targets in options.items():
+        for target, value in targets.items():
+            by_target.setdefault(target, []).append(f"{_ENTRY_HINTS[hint]} = {value},")
+    if not by_target:
+        return ""
+    order = sorted(by_target, key=lambda t: (t != "default", t))
+    return "optimization_hints = (" + " ".join(f"{t} = ({' '.join(by_target[t])})," for t in order) + ")"
 
 
 def _launcher(kernel: ir.KernelIR) -> dict:
@@ -309,6 +327,7 @@ class CrateFiles:
 
     module: str
     files: dict[str, str]  # relative path -> contents
+    skipped: list[str] = field(default_factory=list)  # `partial` translation: why each kernel was left out
 
 
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:

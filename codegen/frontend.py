@@ -29,7 +29,7 @@ class KernelSource:
     filename: str  # the file the function is defined in
     source_lines: list[str]  # that file's lines, for comments in the generated code
     globals: dict[str, Any]
-    options: dict[str, Any] = field(default_factory=dict)  # occupancy, num_ctas, num_worker_warps
+    options: dict[str, dict[str, int]] = field(default_factory=dict)  # hint -> {"default" | "sm_XY": value}
 
     @property
     def display_file(self) -> str:
@@ -86,15 +86,30 @@ def kernels_in(target: Any) -> list[Any]:
     raise TypeError(f"expected a @ct.kernel object, a module or a file path, got {type(target).__name__}")
 
 
-def _compiler_options(kernel: Any) -> dict[str, Any]:
+# The `@ct.kernel(...)` hints a translation carries over.
+KERNEL_HINTS = ("occupancy", "num_ctas", "num_worker_warps")
+
+
+def _compiler_options(kernel: Any) -> dict[str, dict[str, int]]:
+    """The kernel's hints as {hint: {target: value}}, target "default" or "sm_XY"
+    (`ct.ByTarget` gives several)."""
     opts = getattr(kernel, "_compiler_options", None)
     if opts is None:
         return {}
     out = {}
-    for key in ("occupancy", "num_ctas", "num_worker_warps"):
+    for key in KERNEL_HINTS:
         value = getattr(opts, key, None)
-        if value is not None:
-            out[key] = value
+        if value is None:
+            continue
+        by_target = getattr(value, "_by_target", None)
+        if by_target is None:
+            targets = {"default": value}
+        else:
+            targets = dict(by_target)
+            default = getattr(value, "_default", None)
+            if isinstance(default, int):
+                targets["default"] = default
+        out[key] = {target: int(v) for target, v in targets.items()}
     return out
 
 

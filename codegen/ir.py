@@ -219,7 +219,7 @@ class KernelIR:
     body: list[Stmt]
     line_text: dict[int, str]  # Python source of every line the body refers to
     safety: SafetyNote
-    options: dict[str, int] = field(default_factory=dict)
+    options: dict[str, dict[str, int]] = field(default_factory=dict)  # hint -> {target: value}
 
     @property
     def arrays(self) -> list[ArrayParam]:

@@ -172,6 +172,10 @@ def test_math_modes_compile(monkeypatch):
     assert "divi" in ir and " = if " in ir  # the truncated quotient, then Python's floor correction
     ir, _ = ext._compile_only("load_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "latency" in ir and "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false")
+    # @ct.kernel hints reach the Tile IR entry as cuTile Python writes them (ByTarget per target)
+    ir, _ = ext._compile_only("kernel_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    entry = next(line for line in ir.splitlines() if "entry @kernel_hints" in line)
+    assert "occupancy = 4" in entry and "sm_100 = {num_cta_in_cga = 2" in entry, entry
 
 
 def test_unchecked_outputs_compile_and_say_why(monkeypatch):
@@ -228,3 +232,26 @@ def test_cli_build_and_check_without_gpu(capsys):
     assert main(["check", *map(str, EXAMPLES), "-m", "tilebridge_examples"]) == 0
     out = capsys.readouterr().out
     assert "built and imported tilebridge_examples" in out
+
+
+def test_use_rust_routes_translated_kernels_and_leaves_the_rest(examples_ext, monkeypatch):
+    import cuda.tile as ct
+
+    from tilebridge.codegen.frontend import import_file
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    vector_add = import_file(examples / "vector_add.py").vector_add
+    other = import_file(Path(__file__).parent / "fixtures" / "control_flow.py")
+    other_kernel = next(v for v in vars(other).values() if hasattr(v, "_pyfunc"))
+    to_python = []
+    monkeypatch.setattr(ct, "launch", lambda *a: to_python.append(a))
+    fake_launch = ct.launch
+    with tb.use_rust(examples_ext) as routing:
+        # It reached the Rust launcher: this machine has no GPU, which only Rust reports this way.
+        with pytest.raises(tb.DeviceError, match="no CUDA driver"):
+            ct.launch(0, (4,), vector_add, (*fakes(), 1024))
+        ct.launch(0, (1,), other_kernel, ())
+    assert ct.launch is fake_launch  # restored
+    assert routing.rust == {("vector_add.py", "vector_add"): 1}
+    assert routing.python == {("control_flow.py", other_kernel._pyfunc.__name__): 1}
+    assert len(to_python) == 1 and to_python[0][2] is other_kernel
