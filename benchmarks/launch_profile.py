@@ -38,6 +38,43 @@ def main():
     print(f"launch with stream=<int>:           {per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, stream=raw, sync=False)):.2f} us")
     print(f"launch rejected by the grid check:  {per_call_us(rejected):.2f} us")
     print(f"torch.add(out=) for scale:          {per_call_us(lambda: torch.add(a, b, out=c)):.2f} us")
+    tracked(ext, a, b, c)
+
+
+def tracked(ext, a, b, c):
+    """The ownership-tracked launch (`tb.kernels(ext).k.launch`), and where its time goes."""
+    import cProfile
+    import pstats
+
+    k = tb.kernels(ext).vector_add
+    ha, hb, hc = (tb.Tensor.from_torch(t) for t in (a, b, c))
+    backend = k.backend
+    stream = backend.current_stream(0)
+    window = []
+
+    def launch():
+        window.append(k.launch((4,), ha, hb, hc, TILE=1024))
+        if len(window) > 64:
+            window.pop(0).sync()
+
+    us = per_call_us(launch)
+    for p in window:
+        p.sync()
+    window.clear()
+    print(f"tracked launch (handles, lending, an event): {us:.2f} us per call; its parts:")
+    print(f"  backend.current_stream            {per_call_us(lambda: backend.current_stream(0)):.2f} us")
+    print(f"  backend.record (event)            {per_call_us(lambda: backend.recycle(backend.record(stream))):.2f} us")
+    raw = stream.cuda_stream
+    print(f"  launcher, stream=<int>            "
+          f"{per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, stream=raw, sync=False)):.2f} us")
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(2000):
+        launch()
+    profile.disable()
+    for p in window:
+        p.sync()
+    pstats.Stats(profile).sort_stats("tottime").print_stats(12)
 
 
 if __name__ == "__main__":

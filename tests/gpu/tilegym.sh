@@ -1,0 +1,18 @@
+#!/bin/bash
+# TileGym's own correctness tests, with the kernels tilebridge translated running in Rust
+# (tests/gpu/tilegym_plugin.py, tb.use_rust), then TileGym's operators timed Rust vs cuTile Python.
+#   run(command="bash tests/gpu/tilegym.sh", carry=[".gpu", ".tilegym"])
+# .tilegym/tilegym.tar.xz holds src/ and tests/ of one TileGym snapshot; .gpu/wheels holds the
+# extension built from that src/ (`tilebridge build --partial -m tilebridge_tilegym ...`).
+set -uo pipefail
+REPO=$PWD
+source .gpu/env.sh || exit 1
+OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
+T=/tmp/tilegym-src; rm -rf $T; mkdir -p $T && tar -xJf .tilegym/tilegym.tar.xz -C $T || exit 1
+TESTS=${TILEGYM_TESTS:-"tests/ops/test_softmax.py tests/ops/test_bmm.py tests/ops/test_swiglu.py tests/ops/activation/test_gelu.py tests/ops/activation/test_relu.py"}
+rm -f "$OUT/routing.jsonl"
+(cd $T && PYTHONPATH=$T/src:$REPO/tests/gpu:$PYTHONPATH timeout ${TILEGYM_TIMEOUT:-300} python3 -m pytest $TESTS \
+   -k "test_op" -n 8 -q -p no:cacheprovider -p tilegym_plugin --rust-ext tilebridge_tilegym \
+   --routing-log "$OUT/routing.jsonl" 2>&1 | tail -40 > "$OUT/tilegym_pytest.txt")
+python3 tests/gpu/tilegym_summary.py "$OUT/routing.jsonl" 2>&1 | tee "$OUT/tilegym.txt"
+PYTHONPATH=$T/src:$PYTHONPATH timeout 200 python3 benchmarks/bench_tilegym.py 2>&1 | tee "$OUT/bench_tilegym.txt"
