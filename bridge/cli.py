@@ -40,7 +40,7 @@ def cmd_build(args) -> int:
 
     target = args.files if len(args.files) > 1 else args.files[0]
     result = build(target, out_dir=args.out, module=_module(args), dtypes=_dtypes(args.dtype),
-                   install=not args.no_install, partial=args.partial)
+                   install=not args.no_install, partial=args.partial, lift_gathers=args.lift_gathers)
     for reason in result.skipped:
         print(f"left out {reason}")
     print(f"{result.module}: {'built' if result.rebuilt else 'up to date'}: {result.wheel}")
@@ -133,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-install", action="store_true", help="build the wheel only")
     p.add_argument("--partial", action="store_true",
                    help="leave out kernels that cannot be translated (each is listed, with why)")
+    p.add_argument("--lift-gathers", action="store_true",
+                   help="gathers/scatters of whole rows as checked tile accesses (safe; padded ones can be slower)")
     p.set_defaults(run=cmd_build)
     p = kernel_command("check", "build, then compare with cuTile Python on each file's cases(torch)")
     p.set_defaults(run=cmd_check)

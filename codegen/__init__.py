@@ -32,19 +32,22 @@ def translate(
     dtypes: Mapping[str, Sequence[Any]] | None = None,
     runtime_path: Path,
     partial: bool = False,
+    lift_gathers: bool = False,
 ) -> CrateFiles:
     """Translates the kernels of `target` (kernel objects, a module or a file) into crate files.
 
     `dtypes` states, per array parameter name, the dtypes the launcher is built for
     (default: f32, f16, bf16). Raises `TranslationError` before anything is produced
     if any kernel cannot be translated; with `partial`, leaves such kernels out instead
-    and lists why in the result's `skipped` (and raises only if none is left).
+    and lists why in the result's `skipped` (and raises only if none is left). With
+    `lift_gathers`, gathers and scatters of whole rows become cutile's checked tile accesses
+    (safe, but not always as fast: see `analysis.access`).
     """
     sources = frontend.load_all(target)
     kernels, skipped = [], []
     for src in sources:
         try:
-            kernels.append(analysis.analyze(src, dtypes))
+            kernels.append(analysis.analyze(src, dtypes, lift_gathers))
         except TranslationError as e:
             if not partial:
                 raise

@@ -35,8 +35,10 @@ _RUST_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "f64": "f64", "i32": 
 _ELEM_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64", "i32": "I32", "i64": "I64",
                   "i16": "I16", "i8": "I8", "u8": "U8", "bool": "Bool", "f8e4m3fn": "F8E4M3FN",
                   "f8e5m2": "F8E5M2"}
-_PRECEDENCE = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<": 3, ">": 3, "<=": 3, ">=": 3, "==": 3, "!=": 3,
-               "&&": 2, "||": 1}
+# Rust's binary operator precedence, tightest first; receivers of methods, fields and indexing bind tighter.
+_PRECEDENCE = {"*": 9, "/": 9, "%": 9, "+": 8, "-": 8, "<<": 7, ">>": 7, "&": 6, "^": 5, "|": 4,
+               "<": 3, ">": 3, "<=": 3, ">=": 3, "==": 3, "!=": 3, "&&": 2, "||": 1}
+_POSTFIX = 10
 
 
 # ---- Rust text of IR types and expressions -----------------------------------------------
@@ -51,6 +53,10 @@ def rust_type(t: ir.Type) -> str:
         return f"Tile<{t.dtype}, {{ [{dims(t.shape)}] }}>"
     if isinstance(t, ir.PartitionType):
         return f"{'PartitionMut' if t.mutable else 'Partition'}<{t.dtype}, {{ [{dims(t.shape)}] }}>"
+    if isinstance(t, ir.PointerTileType):
+        return f"PointerTile<*{'mut' if t.mutable else 'const'} {t.dtype}, {{ [{dims(t.shape)}] }}>"
+    if isinstance(t, ir.LoadedType):
+        return f"({rust_type(t.tile)}, Token)"
     return t.dtype
 
 
@@ -64,9 +70,9 @@ def rust_expr(e: ir.Expr, parent_prec: int = 0, right: bool = False) -> str:
     if isinstance(e, ir.Call):
         return f"{e.func}({', '.join(rust_expr(a) for a in e.args)})"
     if isinstance(e, ir.Method):
-        return f"{rust_expr(e.recv, 9)}.{e.name}({', '.join(rust_expr(a) for a in e.args)})"
+        return f"{rust_expr(e.recv, _POSTFIX)}.{e.name}({', '.join(rust_expr(a) for a in e.args)})"
     if isinstance(e, ir.Field):
-        return f"{rust_expr(e.recv, 9)}.{e.name}"
+        return f"{rust_expr(e.recv, _POSTFIX)}.{e.name}"
     if isinstance(e, ir.Binary):
         prec = _PRECEDENCE[e.op]
         # Rust comparisons do not chain: a comparison operand of a comparison gets parentheses.
@@ -74,14 +80,14 @@ def rust_expr(e: ir.Expr, parent_prec: int = 0, right: bool = False) -> str:
         text = f"{rust_expr(e.lhs, child)} {e.op} {rust_expr(e.rhs, child, right=True)}"
         return f"({text})" if prec < parent_prec or (right and prec == parent_prec) else text
     if isinstance(e, ir.Subscript):
-        return f"{rust_expr(e.recv, 9)}[{e.index}]"
+        return f"{rust_expr(e.recv, _POSTFIX)}[{e.index}]"
     if isinstance(e, ir.If):
         text = f"if {rust_expr(e.cond)} {{ {rust_expr(e.then)} }} else {{ {rust_expr(e.other)} }}"
         return f"({text})" if parent_prec else text
     if isinstance(e, ir.Index):
         return f"[{', '.join(rust_expr(i) for i in e.items)}]"
     if isinstance(e, ir.Ref):
-        return f"&{rust_expr(e.expr, 9)}"
+        return f"&{rust_expr(e.expr, _POSTFIX)}"
     if isinstance(e, ir.Unsafe):
         return f"unsafe {{ {rust_expr(e.expr)} }}"
     raise TypeError(e)
@@ -114,10 +120,15 @@ class _BodyWriter:
                     self.lines.append(f"{indent}// SAFETY: {reason}.")
                 mut = "mut " if s.mutable else ""
                 ty = f": {rust_type(s.type)}" if s.type is not None else ""
-                self.lines.append(f"{indent}let {mut}{s.name}{ty} = {rust_expr(s.value)};")
+                # A pointer load gives (tile, token); the token is not needed (see `access`).
+                name = f"({s.name}, _{s.name}_token)" if isinstance(s.type, ir.LoadedType) else s.name
+                self.lines.append(f"{indent}let {mut}{name}{ty} = {rust_expr(s.value)};")
             elif isinstance(s, ir.Assign):
                 self.lines.append(f"{indent}{s.name} = {rust_expr(s.value)};")
             elif isinstance(s, ir.Do):
+                reason = _unsafe_reason(s.expr)
+                if reason:
+                    self.lines.append(f"{indent}// SAFETY: {reason}.")
                 self.lines.append(f"{indent}{rust_expr(s.expr)};")
             elif isinstance(s, ir.IfElse):
                 self.lines.append(f"{indent}if {rust_expr(s.cond)} {{")
@@ -151,6 +162,8 @@ def _entry(kernel: ir.KernelIR) -> dict:
                 params.append(f"{rust_name(p.name)}: &mut Tensor<{p.dtype}, {{ [{dims(p.tile)}] }}>")
             else:
                 params.append(f"{rust_name(p.name)}: &Tensor<{p.dtype}, {{ [{', '.join(['-1'] * p.rank)}] }}>")
+            if p.strided:
+                params += [f"{rust_name(p.name)}_stride_{axis}: i32" for axis in range(p.rank - 1)]
         else:
             params.append(f"{rust_name(p.name)}: {p.dtype}")
     body = _BodyWriter(kernel)
@@ -213,6 +226,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         allowed = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
     for p in kernel.arrays:
+        if p.strided:
+            checks.append(f'launch.check_unit_stride(&{rust_name(p.name)}, "{p.name}")?;')
         if p.written and p.tile is not None:
             tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
             checks.append(f"launch.check_tile_grid(&{rust_name(p.name)}, &[{tile}])?;")
@@ -246,6 +261,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         if isinstance(p, ir.ArrayParam):
             partitioned = p.written and p.tile is not None
             mut = "mut " if partitioned else ""
+            if p.strided:
+                tensors += [f"let {n}_stride_{axis} = {n}.strides[{axis}];" for axis in range(p.rank - 1)]
             tensors.append(f"let {mut}{n} = {n}.tensor::<{p.dtype}>(launch.py, &context);")
             if partitioned:
                 # The tile sizes were checked positive (check_tile_dim) before this cast.
@@ -253,6 +270,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
                 call_args.append(f"(&mut {n}).partition([{tile}])")
             else:
                 call_args.append(f"&{n}")
+            if p.strided:
+                call_args += [f"{n}_stride_{axis}" for axis in range(p.rank - 1)]
         else:
             call_args.append(n)
     generics = [f"{c.rust_name}::DTYPE.as_str().to_string()" for c in kernel.dtype_classes]

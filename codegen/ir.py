@@ -36,7 +36,23 @@ class PartitionType:
     mutable: bool = False  # a PartitionMut over the whole tensor (cutile's unchecked output path)
 
 
-Type = Union[TileType, ScalarType, PartitionType]
+@dataclass(frozen=True)
+class PointerTileType:
+    """A tile of element pointers into an array (a gather's or scatter's addresses)."""
+
+    dtype: str
+    shape: tuple[Dim, ...]
+    mutable: bool = False  # `*mut` (scatter) rather than `*const` (gather)
+
+
+@dataclass(frozen=True)
+class LoadedType:
+    """What a pointer load returns: the tile and its completion token."""
+
+    tile: TileType
+
+
+Type = Union[TileType, ScalarType, PartitionType, PointerTileType, LoadedType]
 
 
 # ---- expressions -------------------------------------------------------------------------
@@ -173,6 +189,10 @@ class ArrayParam:
     # For a safe output: the tile every block stores at its own index. None for an output
     # written through cutile's unchecked partition (any index, any number of stores).
     tile: tuple[Dim, ...] | None = None
+    # Accessed through pointers (ct.gather/ct.scatter): the kernel takes the element strides
+    # of every axis but the last (`<name>_stride_<axis>`), and the launcher requires the
+    # last to be 1, as cuTile Python's specialization for contiguous rows has it.
+    strided: bool = False
 
 
 @dataclass

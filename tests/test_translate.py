@@ -86,7 +86,7 @@ def _marked_line(kernel_name: str) -> int:
 @pytest.mark.parametrize("kernel_name, construct", [
     ("while_loop", "While statements"),
     ("helper_call", "*args"),
-    ("gather", "not a whole number of tiles"),
+    ("gather", "indices must be integers"),
     ("read_modify_write", "read-modify-write"),
     ("permuted_load", "both order= and a non-zero padding_mode"),
     ("conditional_expression", "must choose between scalars"),

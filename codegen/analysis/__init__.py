@@ -50,8 +50,12 @@ class Translator(ArrayAccess, TileOps):
     """Translates one kernel: parameters, statements, expressions and operators here; array
     accesses in `access`, the `ct.*` operations in `tile_ops`."""
 
-    def __init__(self, src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None):
+    def __init__(self, src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
+                 lift_gathers: bool = False):
         self.src = src
+        # Gathers/scatters at (scalars, arange(n) + k*n) as checked tile accesses instead of pointers:
+        # safe, but padded tile loads can lower to per-element branches where a masked gather does not.
+        self.lift_gathers = lift_gathers
         self.user_dtypes = dict(dtypes or {})
         self.scopes: list[dict[str, _Binding]] = [{}]
         self.params: list[ir.Param] = []
@@ -757,6 +761,10 @@ class Translator(ArrayAccess, TileOps):
             # one dtype, so the launcher will require them to be equal.
             self.union.union(ra, rb)
             return a
+        concrete = rb if ra.startswith("$") else ra
+        if concrete == "f32" and not self.user_dtypes:
+            # An array's dtype (f32, f16 or bf16 unless stated) with f32: cuTile Python promotes to f32.
+            return "f32"
         if ra.startswith("$") or rb.startswith("$"):
             raise self.error(node, f"this mixes a tile of an array's dtype with a {rb if ra.startswith('$') else ra} tile; "
                                    "make the dtypes explicit with .astype()")
@@ -992,6 +1000,7 @@ class Translator(ArrayAccess, TileOps):
         return val
 
 
-def analyze(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None) -> ir.KernelIR:
+def analyze(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
+            lift_gathers: bool = False) -> ir.KernelIR:
     """Translates one kernel into the typed IR."""
-    return Translator(src, dtypes).run()
+    return Translator(src, dtypes, lift_gathers).run()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from .values import _PADDING, rust_name, Val, _times
+from ..errors import TranslationError
+from .values import _PADDING, float_literal, rust_name, Val, _times
 
 
 class ArrayAccess:
@@ -123,20 +124,15 @@ class ArrayAccess:
         array = self._array_arg(args["array"], out)
         index = self._index(args["index"], out)
         tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
-        return self._store(node, args["tile"], array, index, tile)
+        return self._store(node, args["tile"], array, index, tile, out)
 
-    def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val) -> Val:
+    def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val,
+               out: list[ir.Stmt]) -> Val:
         if tile.kind != "tile":
             raise self.error(tile_node, "ct.store of a scalar is not supported yet; store a tile")
         if len(index) != len(tile.shape):
             raise self.error(node, "the index and the tile of ct.store differ in rank")
-        if self.union.find(tile.dtype) != self.union.find(f"${array.name}"):
-            td = self.union.find(tile.dtype)
-            if td.startswith("$"):
-                self.union.union(f"${array.name}", td)
-            else:
-                raise self.error(tile_node, f"storing a {td} tile into '{array.name}', whose dtype the caller "
-                                               f"chooses; cast it with .astype({array.name}.dtype)")
+        tile = self._as_array_dtype(tile, array, out)
         self._set_rank(array, len(index), node)
         reason = self._unsafe_store_reason(array, index)
         if reason is not None:
@@ -226,14 +222,181 @@ class ArrayAccess:
 
     def _ct_gather(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
-        if "mask" in args:
-            raise self.error(node, "ct.gather(..., mask=...) is not supported yet")
         array = self._array_arg(args["array"], out)
-        index, n = self._row_access(node, args["indices"], out)
-        pad = self.expr(args["padding_value"], out).py if "padding_value" in args else 0
-        padding = {0: None, float("-inf"): "padding::NegInf", float("inf"): "padding::PosInf"}.get(pad, "?")
+        pad = self.expr(args["padding_value"], out) if "padding_value" in args else Val("const", py=0)
+        if pad.kind != "const" or not isinstance(pad.py, (int, float)):
+            raise self.error(node, "padding_value must be a number known at translation time")
+        if self.lift_gathers and "mask" not in args and (lifted := self._lifted_gather(node, args, array, pad, out, hint)):
+            return lifted
+        shape, ptrs, mask = self._pointers(node, array, args, write=False, out=out, hint=hint)
+        padding = None
+        if mask is not None:
+            value = self._bind_temp(out, f"{rust_name(array.name)}_padding", ir.ScalarType(f"${array.name}"),
+                                    ir.Call("convert_scalar", (float_literal(float(pad.py)),)))
+            padding = ir.Call("Some", (value.expr,))
+        self.unsafe_reasons.append(f"gathers from '{array.name}' through pointers")
+        why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
+               "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
+        load = ir.Unsafe(ir.Call("load_ptr_tko", (
+            ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
+            ir.Lit("None"), padding or ir.Lit("None"), ir.Lit("None"), self._latency(node, args.get("latency"), out))),
+            reason=why.format(a=array.name) + "; it is only read in this kernel")
+        name = self.fresh(hint)
+        self.temps.add(name)
+        tile_type = ir.TileType(f"${array.name}", shape)
+        out.append(ir.Let(name, ir.LoadedType(tile_type), load, self.line))
+        return Val("tile", tile_type, ir.Var(name))
+
+    def _ct_scatter(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
+        array = self._array_arg(args["array"], out)
+        if self.lift_gathers and "mask" not in args and "latency" not in args:
+            lifted = self._lifted_scatter(node, args, array, out)
+            if lifted is not None:
+                return lifted
+        use = self.uses[array.name]
+        if use.loads or use.other:
+            raise self.error(node, f"'{array.name}' is both read and written (read-modify-write), which is not "
+                                   "supported yet")
+        if array.tile is not None:
+            raise self.error(node, f"'{array.name}' is stored both per block and elsewhere")
+        shape, ptrs, mask = self._pointers(node, array, args, write=True, out=out, hint=hint)
+        value = self.expr(args["value"], out, hint=f"{rust_name(array.name)}_value")
+        if value.kind == "tile":
+            value = self._as_array_dtype(value, array, out)
+            value = self._broadcast(value, shape, out, f"{rust_name(array.name)}_value")
+        else:
+            value = self._splat(value, f"${array.name}", shape, out, f"{rust_name(array.name)}_value", node)
+        array.written = True
+        self.unsafe_reasons.append(f"scatters to '{array.name}' through pointers")
+        why = (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
+               else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
+                    f"`{array.name}`")
+        store = ir.Unsafe(ir.Call("store_ptr_tko", (
+            ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
+            ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Lit("None"),
+            self._latency(node, args.get("latency"), out))),
+            reason=why + ", and blocks write disjoint elements, which cuTile Python leaves to the kernel too")
+        return Val("tile", None, store)
+
+    def _as_array_dtype(self, tile: Val, array: ir.ArrayParam, out: list[ir.Stmt]) -> Val:
+        """`tile` as a tile of `array`'s dtype: cuTile Python casts what it stores implicitly. Two
+        arrays' dtypes that meet here are tied together instead (the launcher requires them equal)."""
+        td = self.union.find(tile.dtype)
+        if td == self.union.find(f"${array.name}"):
+            return tile
+        if td.startswith("$"):
+            self.union.union(f"${array.name}", td)
+            return tile
+        return self._bind_temp(out, f"{rust_name(array.name)}_cast", ir.TileType(f"${array.name}", tile.shape),
+                               ir.Call("convert_tile", (tile.expr,)))
+
+    def _latency(self, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
+        if latency_node is None:
+            return ir.Lit("Latency::<0>")
+        latency = self.expr(latency_node, out)
+        if latency.kind == "scalar" and latency.dim is not None:
+            return ir.Lit(f"Latency::<{rust_name(latency.dim)}>")
+        if latency.kind != "const" or not isinstance(latency.py, int):
+            raise self.error(node, "latency must be an integer constant")
+        return ir.Lit(f"Latency::<{latency.py}>")
+
+    def _pointers(self, node: ast.Call, array: ir.ArrayParam, args: dict, *, write: bool, out: list[ir.Stmt],
+                  hint: str) -> tuple[tuple[ir.Dim, ...], ir.Expr, ir.Expr | None]:
+        """The addresses of a gather/scatter as cuTile Python forms them: each index broadcast to
+        one shape, times its axis' stride, summed onto the array's base pointer; and, with
+        check_bounds, the mask of lanes whose every index lies inside the array."""
+        val = self.expr(args["indices"], out, hint="index")
+        items = val.py if val.kind == "tuple" else [val]
+        self._set_rank(array, len(items), node)
+        shape: tuple[ir.Dim, ...] = ()
+        for item in items:
+            if item.kind == "tile":
+                if self.union.find(item.dtype) not in ("i32", "i64"):
+                    raise self.error(args["indices"], f"gather/scatter indices must be integers, not {item.dtype}")
+                shape = self._broadcast_shape(shape, item.shape, node)
+            elif item.kind not in ("scalar", "const"):
+                raise self.error(args["indices"], f"a {item.kind} cannot index an array")
+        x = rust_name(array.name)
+        array.strided = True
+        check = self.expr(args["check_bounds"], out) if "check_bounds" in args else Val("const", py=True)
+        if check.kind not in ("const", "scalar") or (check.kind == "scalar" and check.dtype != "bool"):
+            raise self.error(args["check_bounds"], "check_bounds must be a bool")
+        lanes: list[Val] = []
+        offsets: Val | None = None
+        mask: Val | None = None
+        for axis, item in enumerate(items):
+            if item.kind == "tile":
+                lane = self._broadcast(self._convert(item, "i32", out, "index"), shape, out, "index")
+            else:
+                lane = self._splat(Val("scalar", ir.ScalarType("i32"), self._i32(item, node), nonneg=self._nonneg(item)),
+                                   "i32", shape, out, "index", node)
+            lanes.append(lane)
+            term = lane
+            if axis != len(items) - 1:
+                stride = self._splat(Val("scalar", ir.ScalarType("i32"), ir.Var(f"{x}_stride_{axis}")), "i32", shape,
+                                     out, f"{x}_stride", node)
+                term = Val("tile", ir.TileType("i32", shape), ir.Binary("*", lane.expr, stride.expr))
+            offsets = term if offsets is None else Val("tile", ir.TileType("i32", shape),
+                                                       ir.Binary("+", offsets.expr, term.expr))
+            if check.kind == "scalar" or bool(check.py):
+                extent = self._splat(Val("scalar", ir.ScalarType("i32"),
+                                         ir.Subscript(ir.Method(ir.Var(x), "shape"), axis)), "i32", shape, out,
+                                     f"{x}_extent", node)
+                inside = Val("tile", ir.TileType("bool", shape), ir.Call("lt_tile", (lane.expr, extent.expr)))
+                if not self._nonneg(item):
+                    zero = self._splat(Val("const", py=0), "i32", shape, out, "zero", node)
+                    zero = self._bind_temp(out, "zero", ir.TileType("i32", shape), zero.expr)
+                    inside = Val("tile", inside.type, ir.Binary(
+                        "&", ir.Call("ge_tile", (lane.expr, zero.expr)), inside.expr))
+                mask = inside if mask is None else Val("tile", inside.type, ir.Binary("&", mask.expr, inside.expr))
+        if mask is not None and check.kind == "scalar":
+            # check_bounds decided at run time (e.g. `TILE != N`, which cutile folds): lanes are
+            # inside, or bounds are not checked.
+            unchecked = self._splat(Val("scalar", ir.ScalarType("bool"), ir.Binary("==", check.expr, ir.Lit("false"))), "bool",
+                                    shape, out, "unchecked", node)
+            mask = Val("tile", mask.type, ir.Binary("|", mask.expr, unchecked.expr))
+        if "mask" in args:
+            user = self.expr(args["mask"], out, hint="mask")
+            if user.kind != "tile" or self.union.find(user.dtype) != "bool":
+                raise self.error(args["mask"], "mask must be a tile of booleans")
+            user = self._broadcast(user, shape, out, "mask")
+            mask = user if mask is None else Val("tile", user.type, ir.Binary("&", mask.expr, user.expr))
+        base: ir.Expr = ir.Method(ir.Var(x), "as_ptr")
+        if write:
+            base = ir.Call("cast_mut", (base,))
+        ptr_type = lambda s: ir.PointerTileType(f"${array.name}", s, mutable=write)  # noqa: E731
+        ptrs = self._bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Call("pointer_to_tile", (base,)))
+        if shape:
+            ones = (1,) * len(shape)
+            ptrs = self._bind_temp(out, f"{x}_ptrs", ptr_type(ones), ir.Method(ptrs.expr, "reshape", (ir.Shape(ones),)))
+            if ones != shape:
+                ptrs = self._bind_temp(out, f"{x}_ptrs", ptr_type(shape),
+                                       ir.Method(ptrs.expr, "broadcast", (ir.Shape(shape),)))
+            offsets = self._bind_temp(out, f"{x}_offsets", ir.TileType("i32", shape), offsets.expr)
+            ptrs = self._bind_temp(out, f"{x}_ptrs", ptr_type(shape), ir.Method(ptrs.expr, "offset_tile", (offsets.expr,)))
+        else:
+            ptrs = self._bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Method(ptrs.expr, "offset", (
+                self._scalar_of(offsets, out),)))
+        if mask is not None:
+            mask = self._bind_temp(out, f"{x}_inside", ir.TileType("bool", shape), mask.expr)
+        return shape, ptrs.expr, mask.expr if mask is not None else None
+
+    def _scalar_of(self, tile: Val, out: list[ir.Stmt]) -> ir.Expr:
+        """The value of a 0-d i32 tile as a scalar."""
+        return ir.Call("tile_to_scalar", (tile.expr,))
+
+    def _lifted_gather(self, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Val, out, hint) -> Val | None:
+        """A gather at `(scalars, arange(n) + k*n)` as the checked tile load it amounts to, or None."""
+        scratch: list[ir.Stmt] = []
+        try:
+            index, n = self._row_access(node, args["indices"], scratch)
+        except TranslationError:
+            return None
+        out.extend(scratch)
+        padding = {0: None, float("-inf"): "padding::NegInf", float("inf"): "padding::PosInf"}.get(pad.py, "?")
         if padding == "?":
-            raise self.error(node, f"padding_value={pad!r} is not supported yet (0, -inf or inf)")
+            return None
         # Out-of-bounds lanes read the padding either way, so check_bounds needs nothing here.
         shape = (1,) * (len(index) - 1) + (n,)
         self._set_rank(array, len(index), node)
@@ -246,13 +409,14 @@ class ArrayAccess:
         row = self._bind_temp(out, hint, row.type, row.expr)
         return self._bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
 
-    def _ct_scatter(self, node: ast.Call, out, hint) -> Val:
-        args = self._args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
-        for unsupported in ("mask", "latency"):
-            if unsupported in args:
-                raise self.error(node, f"ct.scatter(..., {unsupported}=...) is not supported yet")
-        array = self._array_arg(args["array"], out)
-        index, n = self._row_access(node, args["indices"], out)
+    def _lifted_scatter(self, node: ast.Call, args: dict, array: ir.ArrayParam, out) -> Val | None:
+        """A scatter at `(scalars, arange(n) + k*n)` as the (checked where provable) tile store, or None."""
+        scratch: list[ir.Stmt] = []
+        try:
+            index, n = self._row_access(node, args["indices"], scratch)
+        except TranslationError:
+            return None
+        out.extend(scratch)
         tile = self.expr(args["value"], out, hint=f"{rust_name(array.name)}_tile")
         if tile.kind != "tile" or tile.shape != (n,):
             raise self.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
@@ -261,7 +425,7 @@ class ArrayAccess:
         if len(shape) > 1:
             tile = self._bind_temp(out, f"{rust_name(array.name)}_tile", ir.TileType(tile.dtype, shape),
                                    ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
-        return self._store(node, args["value"], array, index, tile)
+        return self._store(node, args["value"], array, index, tile, out)
 
     def _ct_num_tiles(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "axis", "shape"], 3)
@@ -274,3 +438,4 @@ class ArrayAccess:
         part = self._partition(array, shape, None)
         return Val("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))),
                    nonneg=True)
+

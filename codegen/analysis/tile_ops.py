@@ -214,7 +214,7 @@ class TileOps:
         shape = self._dims(shape_node, out)
         dtype = self._dtype_arg(dtype_node, out)
         if fill.kind == "const" and dtype in ("f32", "i32", "i64", "f64"):
-            lit = float_literal(float(fill.py), dtype) if dtype in _FLOATS else ir.Lit(f"{int(fill.py)}{dtype}")
+            lit = float_literal(float(fill.py), dtype, dense=True) if dtype in _FLOATS else ir.Lit(f"{int(fill.py)}{dtype}")
             return self._bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("constant", (lit, ir.Shape(shape))))
         tile = self._splat(fill, dtype, shape, out, hint, node)
         if isinstance(tile.expr, ir.Var):

@@ -82,11 +82,16 @@ def dtype_name(obj: Any) -> str | None:
     return None
 
 
-def float_literal(value: float, dtype: str = "f32") -> ir.Lit:
-    if value != value:
-        return ir.Lit(f"{dtype}::NAN")
-    if value in (float("inf"), float("-inf")):
+def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.Lit:
+    """A float as Rust. cutile's kernel compiler reads `f32::INFINITY` only as the value of a
+    dense constant (`constant(v, shape)`); elsewhere infinities and NaN are spelled as the
+    divisions that make them, which fold to constants."""
+    if dense and value in (float("inf"), float("-inf")):
         return ir.Lit(f"{dtype}::{'NEG_' if value < 0 else ''}INFINITY")
+    if value != value:
+        return ir.Lit(f"(0.0{dtype} / 0.0{dtype})")
+    if value in (float("inf"), float("-inf")):
+        return ir.Lit(f"({'-' if value < 0 else ''}1.0{dtype} / 0.0{dtype})")
     text = repr(float(value))
     return ir.Lit(f"{text}{dtype}")
 
@@ -213,8 +218,10 @@ def _show(t: ir.Type | None) -> str:
 
 
 def _resolve_type(t: ir.Type | None, names: dict[str, str]) -> ir.Type | None:
-    if isinstance(t, (ir.TileType, ir.PartitionType, ir.ScalarType)):
+    if isinstance(t, (ir.TileType, ir.PartitionType, ir.ScalarType, ir.PointerTileType)):
         return replace(t, dtype=names[t.dtype])
+    if isinstance(t, ir.LoadedType):
+        return ir.LoadedType(replace(t.tile, dtype=names[t.tile.dtype]))
     return t
 
 

@@ -167,6 +167,19 @@ impl<'py> Launch<'py> {
         Ok(())
     }
 
+    /// An array the kernel addresses through pointers (gather/scatter) takes its strides as
+    /// arguments, all but the last, which the translation fixes at 1 as cuTile Python's
+    /// specialization for contiguous rows does.
+    pub fn check_unit_stride(&self, a: &Array, name: &str) -> PyResult<()> {
+        match (a.shape.last(), a.strides.last()) {
+            (Some(&n), Some(&s)) if n > 1 && s != 1 => Err(argument(format!(
+                "argument '{name}' of kernel `{}` has stride {s} in its last dimension; this kernel gathers                  or scatters it and needs that dimension contiguous: pass a contiguous copy (.contiguous())",
+                self.kernel
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// The primary context of the device the arrays live on.
     pub fn context(&mut self) -> PyResult<Arc<Context>> {
         self.watch.lap(0);
