@@ -38,6 +38,13 @@ def cases():
     yield "bmm f16 8x2048^3", lambda: tilegym.ops.bmm(rand(8, 2048, 2048), rand(8, 2048, 2048),
                                                        static_persistent=False)
     yield "swiglu f16 8192x4096", lambda: get_swiglu()(rand(8192, 4096), rand(8192, 4096))
+    w = torch.randn(4096, device="cuda", dtype=f16)
+    yield "rms_norm f16 8192x4096", lambda: tilegym.ops.rms_norm(rand(8192, 4096), (4096,), w, 1e-6)
+    yield "rms_norm multi-wave f16 8192x4096", lambda: tilegym.ops.rms_norm(rand(8192, 4096), (4096,), w, 1e-6,
+                                                                            mode="multi_wave_cached")
+    yield "layer_norm_legacy f16 8192x4096", lambda: tilegym.ops.layer_norm_legacy(
+        rand(8192, 4096), (4096,), w, torch.zeros_like(w), 1e-5)
+    yield "silu_and_mul f16 8192x(2x4096)", lambda: tilegym.ops.silu_and_mul(rand(8192, 8192))
     yield "gelu f16 2^26", lambda: tilegym.ops.activation.gelu(rand(1 << 26))
     yield "relu f16 2^26", lambda: tilegym.ops.activation.relu(rand(1 << 26))
 

@@ -4,7 +4,7 @@ with a normalized diff against cuTile Python's own Tile IR. No GPU needed.
     tilebridge coverage tilegym          # the installed package's ops/cutile/
     tilebridge coverage path/to/kernels  # any folder of kernel files
 
-Each kernel is compiled at one default specialization (f16 arrays, contiguous, every
+Each kernel is compiled at one default specialization (f16 arrays where the launcher takes f16, else its first dtype; contiguous; every
 ct.Constant[int] = 64, every ct.Constant[bool] = False, ct.Constant[float] = 1.0), both by
 cutile (through the generated extension's compile-only entry) and by cuTile Python
 (`export_kernel`); both bytecodes are printed by `tileirdisasm` and compared after SSA
@@ -87,8 +87,13 @@ def library_dir(target: str) -> Path:
     return root / "ops" / "cutile" if (root / "ops" / "cutile").is_dir() else root
 
 
+def _class_dtype(c) -> str:
+    """The dtype a dtype class is compiled at: f16 where the launcher allows it."""
+    return DEFAULT_DTYPE if DEFAULT_DTYPE in c.allowed else c.allowed[0]
+
+
 def _generics(kir) -> list[str]:
-    return [DEFAULT_DTYPE for _ in kir.dtype_classes] + [
+    return [_class_dtype(c) for c in kir.dtype_classes] + [
         "false" if c.kind == "bool" else str(DEFAULT_INT) for c in kir.consts]
 
 
@@ -138,12 +143,13 @@ def _python_tile_ir(kernel: Any, kir) -> str:
     import cuda.tile as ct
     from cuda.tile import compilation as c
 
-    dtypes = {"f16": ct.float16, "f32": ct.float32}
+    dtypes = {"f16": ct.float16, "f32": ct.float32, "bf16": ct.bfloat16}
+    of_array = {a: _class_dtype(c) for c in kir.dtype_classes for a in c.arrays}
     constraints = []
     consts = {p.name for p in kir.consts}
     for p in kir.params:
         if hasattr(p, "rank"):
-            constraints.append(c.ArrayConstraint(dtypes[DEFAULT_DTYPE], p.rank, index_dtype=ct.int32,
+            constraints.append(c.ArrayConstraint(dtypes[of_array.get(p.name, DEFAULT_DTYPE)], p.rank, index_dtype=ct.int32,
                                                  stride_lower_bound_incl=0, alias_groups=[], may_alias_internally=False,
                                                  stride_constant=[None] * (p.rank - 1) + [1]))
         elif p.name in consts:

@@ -137,6 +137,7 @@ class Tensor:
         # Weak: dropping the last reference to a Pending must reach its finalizer (wait, warn).
         self._writer: weakref.ref[Pending] | None = None
         self._readers: list[weakref.ref[Pending]] = []
+        self._prune_at = 16
         self.name = f"tensor#{next(_IDS)}"
 
     # -- allocation --
@@ -203,10 +204,14 @@ class Tensor:
                 return "write-lent"
             return "read-lent" if self._readers else "ready"
 
-    def _forget_done(self) -> None:
+    def _forget_done(self, readers: bool = True) -> None:
         if _live(self._writer) is None:
             self._writer = None
-        self._readers = [r for r in self._readers if _live(r) is not None]
+        if readers:
+            self._readers = [r for r in self._readers if _live(r) is not None]
+            # Read lends prune again only once the list has doubled: keeps each launch O(1)
+            # when many launches read one handle.
+            self._prune_at = max(16, 2 * len(self._readers))
 
     @property
     def writer(self) -> "Pending | None":
@@ -357,7 +362,7 @@ def lend(handles: Sequence[tuple[Tensor, bool]], pending: Pending, backend: Back
     lends = []
     with _LOCK:
         for h, write in handles:
-            h._forget_done()
+            h._forget_done(readers=write or len(h._readers) >= h._prune_at)
             writer = _live(h._writer)
             holders = ([writer] if writer else []) + (h.readers if write else [])
             for holder in holders:

@@ -255,3 +255,30 @@ def test_use_rust_routes_translated_kernels_and_leaves_the_rest(examples_ext, mo
     assert routing.rust == {("vector_add.py", "vector_add"): 1}
     assert routing.python == {("control_flow.py", other_kernel._pyfunc.__name__): 1}
     assert len(to_python) == 1 and to_python[0][2] is other_kernel
+
+
+def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
+    from conftest import REPO
+
+    ext = tb.build(REPO / "tests" / "fixtures" / "gathers.py", quiet=True)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    meta = json.loads(ext.__tilebridge__)["kernels"]
+    ir, _ = ext._compile_only("row_gather", ["f16", "f16", "1000", "1024"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
+    assert "load_ptr_tko" in ir and "store_ptr_tko" in ir  # pointers, as cuTile Python lowers gathers
+    assert "gathers from 'x' through pointers" in meta["row_gather"]["unsafe_reasons"]
+    ir, _ = ext._compile_only("shifted", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    assert ir.count("load_ptr_tko") == 1 and "cmpi" in ir  # masked to x's bounds
+    # f32 tiles stored into `stats`: built for f32 only, as cuTile Python casts no narrower
+    assert meta["hinted_store"]["dtypes"] == {"E0": ["f32", "f16", "bf16"], "E1": ["f32"]}
+    ir, _ = ext._compile_only("hinted_store", ["f16", "f32", "256"], [("x", [-1, 1]), ("stats", [1])], "sm_90")
+    assert "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false") and "latency" in ir
+
+
+def test_gathered_arrays_need_a_contiguous_last_dimension(monkeypatch):
+    from conftest import REPO
+
+    ext = tb.build(REPO / "tests" / "fixtures" / "gathers.py", quiet=True)
+    x = FakeCudaArray((8, 1024), "<f2", 0x7000_0000, strides=(4096, 4))  # every other element
+    y = FakeCudaArray((8, 1024), "<f2", 0x7100_0000)
+    with pytest.raises(tb.ArgumentError, match="stride 2 in its last dimension.*contiguous"):
+        ext.row_gather((8,), x, y, N=1000, TILE=1024)

@@ -66,6 +66,7 @@ class Translator(ArrayAccess, TileOps):
         self.used_names: set[str] = {n.id for n in ast.walk(src.func) if isinstance(n, ast.Name)}
         self.used_names |= {a.arg for a in src.func.args.args}
         self.unsafe_reasons: list[str] = []
+        self.stored_dtypes: dict[str, set[str]] = {}  # concrete dtypes of tiles stored into each array
         self.lines: set[int] = set()
         self.line = src.func.lineno
         self.uses: dict[str, _ArrayUse] = {}
@@ -236,6 +237,13 @@ class Translator(ArrayAccess, TileOps):
             if allowed == []:
                 raise TranslationError(f"{self.src.display_file}: the dtypes stated for {', '.join(members)} "
                                        "have nothing in common, but the kernel ties these arrays together")
+            stored = set().union(*(self.stored_dtypes.get(m, set()) for m in members))
+            if stored:
+                allowed = [d for d in (allowed or DEFAULT_DTYPES) if d in stored]
+                if not allowed:
+                    raise TranslationError(f"{self.src.display_file}: {', '.join(members)} receive "
+                                           f"{' and '.join(sorted(stored))} tiles, which no dtype they may have "
+                                           "takes without a narrowing cast")
             classes.append(ir.DTypeClass(rust, members, list(DEFAULT_DTYPES) if allowed is None else allowed))
             names.update({f"${m}": rust for m in members})
         return classes, _Resolver(names, self.union)

@@ -118,13 +118,42 @@ class ArrayAccess:
 
     def _ct_store(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
-        for unsupported in ("order", "latency", "allow_tma"):
-            if unsupported in args:
-                raise self.error(node, f"ct.store(..., {unsupported}=...) is not supported yet")
+        if "order" in args:
+            raise self.error(node, "ct.store(..., order=...) is not supported yet")
         array = self._array_arg(args["array"], out)
         index = self._index(args["index"], out)
         tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
+        hints = self._store_hints(node, args, out)
+        if hints is not None:
+            # cutile's checked stores take no hints: honouring TileGym's allow_tma=False (which it
+            # measured at +30% for rms_norm) needs the raw store through an unchecked partition.
+            if tile.kind != "tile" or len(index) != len(tile.shape):
+                raise self.error(node, "the index and the tile of ct.store differ in rank")
+            self._set_rank(array, len(index), node)
+            tile = self._as_array_dtype(tile, array, out)
+            return self._unchecked_store(node, array, index, tile, "a store with allow_tma or latency hints",
+                                         out, hints=hints)
         return self._store(node, args["tile"], array, index, tile, out)
+
+    def _store_hints(self, node: ast.Call, args: dict, out: list[ir.Stmt]) -> tuple[ir.Expr, ir.Expr] | None:
+        """(latency, tma) arguments of a raw store for ct.store's hints; None without hints."""
+        if "latency" not in args and "allow_tma" not in args:
+            return None
+        tma = self.expr(args["allow_tma"], out) if "allow_tma" in args else Val("const", py=True)
+        if tma.kind != "const" or not isinstance(tma.py, bool):
+            raise self.error(node, "allow_tma must be True or False")
+        latency = self.expr(args["latency"], out) if "latency" in args else Val("const", py=None)
+        if latency.kind == "scalar" and latency.dim is not None:
+            lat: ir.Expr = ir.Lit(f"Some({rust_name(latency.dim)})")
+        elif latency.kind == "const" and latency.py is None:
+            lat = ir.Lit("None")
+        elif latency.kind == "const" and isinstance(latency.py, int):
+            lat = ir.Lit(f"Some({latency.py}i32)")
+        else:
+            raise self.error(node, "latency must be an integer constant")
+        if tma.py and latency.kind == "const" and latency.py is None:
+            return None  # allow_tma=True alone is the default
+        return lat, ir.Lit("tma::Enabled" if tma.py else "tma::Disabled")
 
     def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val,
                out: list[ir.Stmt]) -> Val:
@@ -136,7 +165,7 @@ class ArrayAccess:
         self._set_rank(array, len(index), node)
         reason = self._unsafe_store_reason(array, index)
         if reason is not None:
-            return self._unchecked_store(node, array, index, tile, reason)
+            return self._unchecked_store(node, array, index, tile, reason, out)
         array.written = True
         array.tile = tile.shape
         for d in tile.shape:
@@ -144,7 +173,8 @@ class ArrayAccess:
                 self._mark_tile_dim(d)
         return Val("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
 
-    def _unchecked_store(self, node: ast.Call, array: ir.ArrayParam, index: list[Val], tile: Val, reason: str) -> Val:
+    def _unchecked_store(self, node: ast.Call, array: ir.ArrayParam, index: list[Val], tile: Val, reason: str,
+                         out: list[ir.Stmt], hints: tuple[ir.Expr, ir.Expr] | None = None) -> Val:
         """A store cutile cannot prove disjoint across blocks: through a mutable partition of the
         whole tensor, each store still bounds-checked, disjointness left to the kernel as in
         cuTile Python."""
@@ -170,7 +200,15 @@ class ArrayAccess:
             if isinstance(d, str):
                 self._mark_tile_dim(d)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        return Val("tile", None, ir.Method(ir.Var(self.partitions[key]), "store", (tile.expr, idx)))
+        part = ir.Var(self.partitions[key])
+        if hints is None:
+            return Val("tile", None, ir.Method(part, "store", (tile.expr, idx)))
+        # The same bounds check `store` makes, then the raw store with the hints.
+        out.append(ir.Do(ir.Call("check_partition_access_mut", (ir.Ref(part), idx)), self.line))
+        return Val("tile", None, ir.Unsafe(ir.Call("store_view_tko_mut", (
+            ir.Lit(f"&mut {part.name}"), tile.expr, idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), *hints)),
+            reason=f"the index was bounds-checked just above; blocks store disjoint tiles of `{array.name}`, "
+                   "as cuTile Python requires"))
 
     def _unsafe_store_reason(self, array: ir.ArrayParam, index: list[Val]) -> str | None:
         """None when a store is one tile per block at the block's own index: a safe partition."""
@@ -288,6 +326,9 @@ class ArrayAccess:
         if td.startswith("$"):
             self.union.union(f"${array.name}", td)
             return tile
+        # cuTile Python casts a stored tile only where no precision is lost; an f32 tile stored into an
+        # array needs an f32 array: the launcher is built for that dtype only.
+        self.stored_dtypes.setdefault(array.name, set()).add(td)
         return self._bind_temp(out, f"{rust_name(array.name)}_cast", ir.TileType(f"${array.name}", tile.shape),
                                ir.Call("convert_tile", (tile.expr,)))
 

@@ -2,11 +2,12 @@
 # TileGym's own correctness tests, with the kernels tilebridge translated running in Rust
 # (tests/gpu/tilegym_plugin.py, tb.use_rust), then TileGym's operators timed Rust vs cuTile Python.
 #   run(command="bash tests/gpu/tilegym.sh", carry=[".gpu", ".tilegym"])
+# (GPU_DIR=.gpu-b: a second folder packed like .gpu, for a second call while the machine is warm.)
 # .tilegym/tilegym.tar.xz holds src/ and tests/ of one TileGym snapshot; .gpu/wheels holds the
 # extension built from that src/ (`tilebridge build --partial -m tilebridge_tilegym ...`).
 set -uo pipefail
 REPO=$PWD
-source .gpu/env.sh || exit 1
+source ${GPU_DIR:-.gpu}/env.sh || exit 1
 OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
 T=/tmp/tilegym-src; rm -rf $T; mkdir -p $T && tar -xJf .tilegym/tilegym.tar.xz -C $T || exit 1
 TESTS=${TILEGYM_TESTS:-"tests/ops/test_softmax.py tests/ops/test_bmm.py tests/ops/test_swiglu.py tests/ops/test_rms_norm.py
@@ -19,5 +20,6 @@ rm -f "$OUT/routing.jsonl"
    -k "$SELECT" -n 16 -q -p no:cacheprovider -p tilegym_plugin --rust-ext ${TILEGYM_EXT:-tilebridge_tilegym} \
    --routing-log "$OUT/routing.jsonl" 2>&1 | tail -40 > "$OUT/tilegym_pytest.txt")
 python3 tests/gpu/tilegym_summary.py "$OUT/routing.jsonl" 2>&1 | tee "$OUT/tilegym.txt"
-PYTHONPATH=$T/src:$PYTHONPATH timeout 200 python3 benchmarks/bench_tilegym.py --ext ${TILEGYM_EXT:-tilebridge_tilegym} \
-  2>&1 | tee "$OUT/bench_tilegym.txt"
+for ext in ${TILEGYM_BENCH_EXTS:-${TILEGYM_EXT:-tilebridge_tilegym}}; do
+  PYTHONPATH=$T/src:$PYTHONPATH timeout 200 python3 benchmarks/bench_tilegym.py --ext $ext 2>&1 | tee "$OUT/bench_$ext.txt"
+done
