@@ -1,5 +1,6 @@
-"""Array accesses: ct.load/ct.store/ct.gather/ct.scatter/ct.num_tiles as cutile partitions,
-and which outputs are safe (one tile per block at the block index) or unchecked."""
+"""Array accesses: ct.load/ct.store/ct.num_tiles as cutile partitions, ct.gather/ct.scatter
+through pointers (or, with `lift_gathers`, as partitions), and which outputs are safe (one
+tile per block at the block index) or unchecked."""
 
 from __future__ import annotations
 
@@ -418,14 +419,10 @@ class ArrayAccess:
             ptrs = self._bind_temp(out, f"{x}_ptrs", ptr_type(shape), ir.Method(ptrs.expr, "offset_tile", (offsets.expr,)))
         else:
             ptrs = self._bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Method(ptrs.expr, "offset", (
-                self._scalar_of(offsets, out),)))
+                ir.Call("tile_to_scalar", (offsets.expr,)),)))
         if mask is not None:
             mask = self._bind_temp(out, f"{x}_inside", ir.TileType("bool", shape), mask.expr)
         return shape, ptrs.expr, mask.expr if mask is not None else None
-
-    def _scalar_of(self, tile: Val, out: list[ir.Stmt]) -> ir.Expr:
-        """The value of a 0-d i32 tile as a scalar."""
-        return ir.Call("tile_to_scalar", (tile.expr,))
 
     def _lifted_gather(self, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Val, out, hint) -> Val | None:
         """A gather at `(scalars, arange(n) + k*n)` as the checked tile load it amounts to, or None."""
