@@ -93,7 +93,10 @@ def _class_dtype(c) -> str:
 
 
 def _generics(kir) -> list[str]:
-    return [_class_dtype(c) for c in kir.dtype_classes] + [
+    bound = {c.rust_name: _class_dtype(c) for c in kir.dtype_classes}
+    derived = [bound.get(d.then if bound[d.of] == d.when else d.other, d.then if bound[d.of] == d.when else d.other)
+               for d in kir.derived]
+    return list(bound.values()) + derived + [
         "false" if c.kind == "bool" else str(DEFAULT_INT) for c in kir.consts]
 
 

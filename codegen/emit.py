@@ -154,6 +154,7 @@ class _BodyWriter:
 
 def _entry(kernel: ir.KernelIR) -> dict:
     generics = [f"{c.rust_name}: ElementType" for c in kernel.dtype_classes]
+    generics += [f"{d.rust_name}: ElementType" for d in kernel.derived]
     generics += [f"const {rust_name(c.name)}: {c.kind}" for c in kernel.consts]
     params = []
     for p in kernel.runtime_params:
@@ -241,7 +242,11 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     for combo in combos:
         pattern = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in combo)
         types = ", ".join(_RUST_TYPES[d] for d in combo)
-        arms.append((f"({pattern})" if len(combo) > 1 else pattern, f"{k}_typed::<{types}>({', '.join(typed_args)})"))
+        # Derived dtypes are fixed per arm, passed to cutile by name.
+        bound = {c.rust_name: d for c, d in zip(kernel.dtype_classes, combo)}
+        derived = [f'"{_pick(d, bound)}"' for d in kernel.derived]
+        arms.append((f"({pattern})" if len(combo) > 1 else pattern,
+                     f"{k}_typed::<{types}>({', '.join(typed_args + derived)})"))
     scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
     if len(kernel.dtype_classes) > 1:
         scrutinee = f"({scrutinee})"
@@ -254,6 +259,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
             typed_params.append(f"{rust_name(p.name)}: {p.dtype}")
         else:
             typed_params.append(f"{rust_name(p.name)}: {p.kind}")
+    typed_params += [f"{d.rust_name.lower()}: &'static str" for d in kernel.derived]
     tensors = []
     call_args = []
     for p in kernel.runtime_params:
@@ -275,6 +281,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         else:
             call_args.append(n)
     generics = [f"{c.rust_name}::DTYPE.as_str().to_string()" for c in kernel.dtype_classes]
+    generics += [f"{d.rust_name.lower()}.to_string()" for d in kernel.derived]
     generics += [f"{rust_name(c.name)}.to_string()" for c in kernel.consts]
     return {
         "name": k,
@@ -292,6 +299,12 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         "call": f"kernels::{k}({', '.join(call_args)})",
         "generics": ", ".join(generics),
     }
+
+
+def _pick(d: ir.DerivedDType, bound: dict[str, str]) -> str:
+    """The cutile dtype `d` stands for when its class is bound as in `bound`."""
+    chosen = d.then if bound[d.of] == d.when else d.other
+    return bound.get(chosen, chosen)
 
 
 def _by_keyword(p: ir.Param) -> bool:

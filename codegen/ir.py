@@ -223,6 +223,18 @@ class DTypeClass:
 
 
 @dataclass
+class DerivedDType:
+    """A dtype the kernel picks from an array's, as `ct.tfloat32 if A.dtype == ct.float32 else
+    A.dtype` does: one more Rust type parameter, which the launcher binds per dtype it dispatches."""
+
+    rust_name: str
+    of: str  # the rust_name of the DTypeClass it depends on
+    when: str  # if that class is this dtype ...
+    then: str  # ... this dtype, else `other`; each a cutile dtype name or a DTypeClass rust_name
+    other: str
+
+
+@dataclass
 class SafetyNote:
     safe: bool
     reasons: list[str] = field(default_factory=list)
@@ -240,6 +252,7 @@ class KernelIR:
     line_text: dict[int, str]  # Python source of every line the body refers to
     safety: SafetyNote
     options: dict[str, dict[str, int]] = field(default_factory=dict)  # hint -> {target: value}
+    derived: list[DerivedDType] = field(default_factory=list)
 
     @property
     def arrays(self) -> list[ArrayParam]:

@@ -67,6 +67,7 @@ class Translator(ArrayAccess, TileOps):
         self.used_names |= {a.arg for a in src.func.args.args}
         self.unsafe_reasons: list[str] = []
         self.stored_dtypes: dict[str, set[str]] = {}  # concrete dtypes of tiles stored into each array
+        self.derived: dict[str, tuple[str, str, str, str]] = {}  # "@n" -> (class, when, then, other)
         self.lines: set[int] = set()
         self.line = src.func.lineno
         self.uses: dict[str, _ArrayUse] = {}
@@ -105,6 +106,11 @@ class Translator(ArrayAccess, TileOps):
         classes, names = self._dtype_classes()
         for p in self.arrays.values():
             p.dtype = names[p.dtype]
+        derived = []
+        for i, (name, (cls, when, then, other)) in enumerate(self.derived.items()):
+            rust = f"DT{i}" if len(self.derived) > 1 else "DT"
+            derived.append(ir.DerivedDType(rust, names[cls], when, names[then], names[other]))
+            names[name] = rust
         resolved = [_resolve_stmt(s, names) for s in self.partition_lets + body]
         safety = ir.SafetyNote(safe=not self.unsafe_reasons, reasons=list(dict.fromkeys(self.unsafe_reasons)))
         return ir.KernelIR(
@@ -118,6 +124,7 @@ class Translator(ArrayAccess, TileOps):
             line_text={n: self.src.line_text(n) for n in sorted(self.lines | {fn.lineno})},
             safety=safety,
             options=dict(self.src.options),
+            derived=derived,
         )
 
     def _check_signature(self, fn: ast.FunctionDef) -> None:
@@ -444,19 +451,27 @@ class Translator(ArrayAccess, TileOps):
             if first.let is None or second.let is None or first.val.type != second.val.type:
                 continue
             lets = (first.let, second.let)
-            if lets[0].name != lets[1].name or not all(
-                    sum(isinstance(st, ir.Let) and st.name == let.name for st in branch) == 1 and let in branch
-                    for let, branch in zip(lets, branches)):
-                continue
-            zero = self._zero(first.val.type, out, lets[0].name)
+            if not all(let in branch for let, branch in zip(lets, branches)):
+                continue  # bound inside a nested block of the branch
+            # Each branch's last binding of the name becomes an assignment to one variable declared
+            # before the `if`; where a branch binds the name more than once (e.g. `a = load(..)`
+            # then `a = transpose(a)`), that variable gets a name of its own, so the earlier
+            # bindings cannot shadow it.
+            shadowed = any(isinstance(st, ir.Let) and st.name in (lets[0].name, lets[1].name) and st not in lets
+                           for branch in branches for st in branch)
+            var = (self.fresh(lets[0].name) if shadowed or lets[0].name != lets[1].name or any(l.mutable for l in lets)
+                   else lets[0].name)
+            zero = self._zero(first.val.type, out, var)
             if zero is None:
                 continue
-            outer = ir.Let(lets[0].name, first.val.type, zero, node.lineno, mutable=True)
+            outer = ir.Let(var, first.val.type, zero, node.lineno, mutable=True)
             out.append(outer)
             for let, branch in zip(lets, branches):
-                branch[branch.index(let)] = ir.Assign(let.name, let.value, let.line)
-            self.scopes[-1][name] = _Binding(Val(first.val.kind, first.val.type, ir.Var(lets[0].name)), outer,
-                                             self.depth)
+                if let.mutable:  # later statements of the branch assign it: copy it out at the end
+                    branch.append(ir.Assign(var, ir.Var(let.name), let.line))
+                else:
+                    branch[branch.index(let)] = ir.Assign(var, let.value, let.line)
+            self.scopes[-1][name] = _Binding(Val(first.val.kind, first.val.type, ir.Var(var)), outer, self.depth)
 
     def _zero(self, type_: ir.Type, out: list[ir.Stmt], hint: str) -> ir.Expr | None:
         """A placeholder value of `type_` (overwritten by both branches before any use)."""
@@ -553,7 +568,13 @@ class Translator(ArrayAccess, TileOps):
             if type(op) not in ops:
                 raise self.error(node, f"the comparison {type(op).__name__} is not supported")
             right = self.expr(comp, out, hint)
-            if left.kind == "const" and right.kind == "const":
+            if left.kind == "dtype" and right.kind == "dtype" and isinstance(op, (ast.Eq, ast.NotEq)):
+                part = self._dtype_test(node, left, right, isinstance(op, ast.NotEq))
+                if part.kind == "dtype_test" and len(node.ops) > 1:
+                    raise self.error(node, "chained comparisons of dtypes are not supported")
+                if part.kind == "dtype_test":
+                    return part
+            elif left.kind == "const" and right.kind == "const":
                 part = Val("const", py=_COMPARE[type(op)](left.py, right.py))
             elif "tile" in (left.kind, right.kind):
                 if len(node.ops) > 1:
@@ -569,6 +590,35 @@ class Translator(ArrayAccess, TileOps):
             left = right
         assert result is not None
         return result
+
+    def _dtype_test(self, node: ast.AST, a: Val, b: Val, negate: bool) -> Val:
+        """`A.dtype == ct.float32`: a constant where both dtypes are known, else a test of the
+        dtype the launcher binds, which only a conditional expression choosing a dtype may use."""
+        ra, rb = self.union.find(a.py), self.union.find(b.py)
+        generic = [r for r in (ra, rb) if r.startswith("$")]
+        if not generic:
+            return Val("const", py=(ra == rb) != negate)
+        if len(generic) == 2:
+            if ra == rb:
+                return Val("const", py=not negate)
+            raise self.error(node, "comparing the dtypes of two arrays is not supported yet")
+        concrete = rb if ra.startswith("$") else ra
+        return Val("dtype_test", py=(generic[0], concrete, negate))
+
+    def _derived_dtype(self, node: ast.IfExp, test: Val, then: Val, other: Val) -> Val:
+        """`X if A.dtype == d else Y` over dtypes: a dtype the launcher picks from A's."""
+        if then.kind != "dtype" or other.kind != "dtype":
+            raise self.error(node, "a test of an array's dtype can only choose between dtypes here")
+        cls, when, negate = test.py
+        if negate:
+            then, other = other, then
+        key = (cls, when, self.union.find(then.py), self.union.find(other.py))
+        for name, k in self.derived.items():
+            if k == key:
+                return Val("dtype", py=name)
+        name = f"@{len(self.derived)}"
+        self.derived[name] = key
+        return Val("dtype", py=name)
 
     def _and(self, a: Val, b: Val, op: str = "&&") -> Val:
         if a.kind == "const":
@@ -593,6 +643,8 @@ class Translator(ArrayAccess, TileOps):
         if cond.kind == "const":
             return self.expr(node.body if cond.py else node.orelse, out, hint)
         a, b = self.expr(node.body, out, hint), self.expr(node.orelse, out, hint)
+        if cond.kind == "dtype_test":
+            return self._derived_dtype(node, cond, a, b)
         if cond.kind != "scalar" or "tile" in (a.kind, b.kind):
             raise self.error(node, "a conditional expression must choose between scalars here")
         dtype = a.dtype if a.kind == "scalar" else b.dtype if b.kind == "scalar" else None
