@@ -157,7 +157,26 @@ class Translator(ArrayAccess, TileOps):
             return node.value
         raise self.error(node, "expected a name")
 
+    def _used_as_scalars(self, fn: ast.FunctionDef) -> set[str]:
+        """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons and
+        ranges, never as an array: cuTile Python takes an int for them (here an i32)."""
+        unannotated = {a.arg for a in fn.args.args if a.annotation is None}
+        scalar, other = set(), set()
+        parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Name) and node.id in unannotated and isinstance(node.ctx, ast.Load)):
+                continue
+            parent = parents.get(id(node))
+            in_arith = isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp))
+            in_range = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                        and parent.func.id in ("range", "min", "max"))
+            in_cdiv = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+                       and parent.func.attr == "cdiv")
+            (scalar if in_arith or in_range or in_cdiv else other).add(node.id)
+        return scalar - other
+
     def _params(self, fn: ast.FunctionDef) -> None:
+        scalars = self._used_as_scalars(fn)
         for arg in fn.args.args:
             name = arg.arg
             ann = self._eval_static(arg.annotation) if arg.annotation is not None else None
@@ -178,8 +197,9 @@ class Translator(ArrayAccess, TileOps):
                                           "cutile const generics are i32 or bool")
                 param = ir.ConstParam(name, kind)
                 val = Val("scalar", ir.ScalarType(kind), ir.Var(rname), dim=name if kind == "i32" else None)
-            elif scalar_meta is not None or base in (int, float):
-                dtype = dtype_name(scalar_meta.dtype) if scalar_meta is not None else dtype_name(base)
+            elif scalar_meta is not None or base in (int, float) or name in scalars:
+                dtype = (dtype_name(scalar_meta.dtype) if scalar_meta is not None else "i32" if name in scalars
+                         else dtype_name(base))
                 if dtype not in ("i32", "i64", "f32"):
                     raise self.error(arg, f"scalar parameters of dtype {dtype} are not supported yet")
                 param = ir.ScalarParam(name, dtype)
@@ -415,6 +435,8 @@ class Translator(ArrayAccess, TileOps):
         if cond.kind == "const":  # decided at translation time: only the taken branch exists
             self._block(node.body if cond.py else node.orelse, out)
             return
+        if cond.kind == "scalar" and cond.dtype in ("i32", "i64"):  # `if FLAG:` on an int, as Python reads it
+            cond = Val("scalar", ir.ScalarType("bool"), ir.Binary("!=", cond.expr, ir.Lit(f"0{cond.dtype}")))
         if cond.kind != "scalar" or cond.dtype != "bool":
             raise self.error(node.test, "an if condition must be a scalar comparison, a bool or a constant")
         branches, scopes = [], []

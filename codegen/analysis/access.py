@@ -119,11 +119,11 @@ class ArrayAccess:
 
     def _ct_store(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
-        if "order" in args:
-            raise self.error(node, "ct.store(..., order=...) is not supported yet")
         array = self._array_arg(args["array"], out)
         index = self._index(args["index"], out)
         tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
+        if self._order(args.get("order"), len(index), out) is not None:
+            raise self.error(node, "ct.store(..., order=...) other than the identity is not supported yet")
         hints = self._store_hints(node, args, out)
         if hints is not None:
             # cutile's checked stores take no hints: honouring TileGym's allow_tma=False (which it
