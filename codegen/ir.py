@@ -253,6 +253,8 @@ class KernelIR:
     safety: SafetyNote
     options: dict[str, dict[str, int]] = field(default_factory=dict)  # hint -> {target: value}
     derived: list[DerivedDType] = field(default_factory=list)
+    # ct.static_assert conditions over ct.Constant values, checked by the launcher: (condition, what)
+    launch_checks: list[tuple["Expr", str]] = field(default_factory=list)
 
     @property
     def arrays(self) -> list[ArrayParam]:

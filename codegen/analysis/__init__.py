@@ -68,6 +68,7 @@ class Translator(ArrayAccess, TileOps):
         self.unsafe_reasons: list[str] = []
         self.stored_dtypes: dict[str, set[str]] = {}  # concrete dtypes of tiles stored into each array
         self.derived: dict[str, tuple[str, str, str, str]] = {}  # "@n" -> (class, when, then, other)
+        self.launch_checks: list[tuple[ir.Expr, str]] = []  # ct.static_assert over ct.Constant values
         self.lines: set[int] = set()
         self.line = src.func.lineno
         self.uses: dict[str, _ArrayUse] = {}
@@ -125,6 +126,7 @@ class Translator(ArrayAccess, TileOps):
             safety=safety,
             options=dict(self.src.options),
             derived=derived,
+            launch_checks=list(self.launch_checks),
         )
 
     def _check_signature(self, fn: ast.FunctionDef) -> None:
@@ -869,6 +871,8 @@ class Translator(ArrayAccess, TileOps):
             raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
         if "tile" in (lhs.kind, rhs.kind):
             return self._tile_binop(node, op, lhs, rhs, out, hint)
+        if isinstance(node.op, ast.Div):
+            lhs, rhs = (self._as_f32(v, out, hint) for v in (lhs, rhs))
         if isinstance(node.op, ast.FloorDiv):
             self._require_positive(rhs)
         val = self._scalar_binop(node, op, lhs, rhs)
@@ -877,6 +881,14 @@ class Translator(ArrayAccess, TileOps):
         if isinstance(node.op, ast.FloorDiv) and not val.nonneg:
             return self._floor_correction(val, hint, out)
         return val
+
+    def _as_f32(self, v: Val, out: list[ir.Stmt], hint: str) -> Val:
+        """An integer operand of Python's true division, as the f32 the division yields."""
+        if v.kind == "const" and isinstance(v.py, int) and not isinstance(v.py, bool):
+            return Val("const", py=float(v.py))
+        if v.kind == "scalar" and v.dtype in ("i32", "i64"):
+            return self._bind_temp(out, f"{hint}_f32", ir.ScalarType("f32"), ir.Call("convert_scalar", (v.expr,)))
+        return v
 
     def _floor_correction(self, quotient: Val, hint: str, out: list[ir.Stmt]) -> Val:
         """cutile's integer `/` truncates; Python's `//` floors: one less where the signs differ

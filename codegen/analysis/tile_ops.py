@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from .values import _FLOATS, _UNARY_MATH, _REDUCTIONS, float_literal, Val, _fold
+from .values import _FLOATS, _UNARY_MATH, _REDUCTIONS, float_literal, rust_name, Val, _fold
 
 
 class TileOps:
@@ -134,17 +134,48 @@ class TileOps:
         return handler
 
     def _ct_exp(self, node: ast.Call, out, hint) -> Val:
+        return self._rounded_math(node, "exp", out, hint)
+
+    def _ct_tanh(self, node: ast.Call, out, hint) -> Val:
+        return self._rounded_math(node, "tanh", out, hint)
+
+    def _rounded_math(self, node: ast.Call, func: str, out, hint) -> Val:
+        """ct.exp / ct.tanh with an optional rounding_mode (APPROX or FULL, on f32 tiles)."""
         args = self._args(node, ["x", "rounding_mode"], 1)
         x = self._float_tile(args["x"], out, hint)
         rounding = self._rounding(args.get("rounding_mode"), out)
         if rounding is None:
-            return Val("tile", x.type, ir.Call("exp", (x.expr,)))
+            return Val("tile", x.type, ir.Call(func, (x.expr,)))
         if rounding not in ("rounding::Approx", "rounding::Full") or self.union.find(x.dtype) != "f32":
-            raise self.error(node, "ct.exp takes rounding_mode APPROX or FULL, on f32 tiles")
-        self.unsafe_reasons.append(f"exp with {rounding.split('::')[1]} rounding (cutile marks nondefault "
+            raise self.error(node, f"ct.{func} takes rounding_mode APPROX or FULL, on f32 tiles")
+        self.unsafe_reasons.append(f"{func} with {rounding.split('::')[1]} rounding (cutile marks nondefault "
                                    "rounding unsafe; f32 with it is a supported Tile IR pair)")
-        return self._bind_temp(out, hint, x.type, ir.Unsafe(ir.Call("exp_with_rounding", (x.expr, ir.Lit(rounding))),
-                                                            reason="f32 with this rounding is a supported Tile IR pair"))
+        return self._bind_temp(out, hint, x.type, ir.Unsafe(
+            ir.Call(f"{func}_with_rounding", (x.expr, ir.Lit(rounding))),
+            reason="f32 with this rounding is a supported Tile IR pair"))
+
+    def _ct_static_assert(self, node: ast.Call, out, hint) -> Val:
+        """Decided here where the condition is known, else checked by the launcher (it is made of
+        ct.Constant values, which the launcher has before it compiles anything)."""
+        args = self._args(node, ["condition", "message"], 1)
+        cond = self.expr(args["condition"], out)
+        try:
+            message = str(self._eval_static(args["message"])) if "message" in args else "static_assert failed"
+        except Exception:  # e.g. an f-string of the constants
+            message = ast.unparse(args["message"])
+        source = f"{self.src.display_file}:{node.lineno}: {ast.unparse(args['condition'])}"
+        if cond.kind == "const":
+            if not cond.py:
+                raise self.error(node, f"ct.static_assert fails: {message}")
+            return Val("const", py=None)
+        consts = {rust_name(c.name) for c in self.params if isinstance(c, ir.ConstParam)}
+        names = {n.id for n in ast.walk(args["condition"]) if isinstance(n, ast.Name)}
+        if cond.kind != "scalar" or cond.dtype != "bool" or any(
+                rust_name(n) not in consts and self.lookup(n) is not None and self.lookup(n).let is not None
+                for n in names):
+            raise self.error(node, "ct.static_assert needs a condition made of ct.Constant values")
+        self.launch_checks.append((cond.expr, f"{source} ({message})"))
+        return Val("const", py=None)
 
     def __getattr__(self, attr: str):
         if attr.startswith("_ct_") and attr[4:] in _UNARY_MATH:

@@ -56,7 +56,8 @@ _UNARY_MATH = {"log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floo
 _REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min", "prod": "reduce_prod"}
 
 
-_RUST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/"}
+_RUST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/", ast.BitAnd: "&",
+             ast.BitOr: "|", ast.BitXor: "^"}
 
 
 def rust_name(name: str) -> str:
