@@ -203,8 +203,16 @@ def run(target: str, *, quiet: bool = True) -> Report:
         if not translated:
             continue
         module = "tbcov_" + re.sub(r"\W", "_", path.stem) + "_rs"
+        # One dtype per array, the one compiled below: the launchers need no other variants.
+        dtypes: dict[str, list[str]] = {}
+        for _, _, kir in translated:
+            for c in kir.dtype_classes:
+                for a in c.arrays:
+                    dtypes.setdefault(a, [])
+                    if _class_dtype(c) not in dtypes[a]:
+                        dtypes[a].append(_class_dtype(c))
         try:
-            ext = builder.build([k for _, k, _ in translated], module=module, quiet=quiet)
+            ext = builder.build([k for _, k, _ in translated], module=module, dtypes=dtypes, quiet=quiet)
             ext_module = importlib.import_module(ext.module)
         except Exception as e:
             for row, _, _ in translated:

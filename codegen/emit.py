@@ -17,6 +17,7 @@ from pathlib import Path
 import jinja2
 
 from . import ir
+from .errors import TranslationError
 from .analysis import rust_name
 
 CUTILE_VERSION = "0.5.0"
@@ -35,6 +36,9 @@ _RUST_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "f64": "f64", "i32": 
 _ELEM_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64", "i32": "I32", "i64": "I64",
                   "i16": "I16", "i8": "I8", "u8": "U8", "bool": "Bool", "f8e4m3fn": "F8E4M3FN",
                   "f8e5m2": "F8E5M2"}
+# A launcher dispatches on the dtypes of its arrays: one monomorphization per combination.
+MAX_LAUNCHER_VARIANTS = 81
+
 # Rust's binary operator precedence, tightest first; receivers of methods, fields and indexing bind tighter.
 _PRECEDENCE = {"*": 9, "/": 9, "%": 9, "+": 8, "-": 8, "<<": 7, ">>": 7, "&": 6, "^": 5, "|": 4,
                "<": 3, ">": 3, "<=": 3, ">=": 3, "==": 3, "!=": 3, "&&": 2, "||": 1}
@@ -237,6 +241,15 @@ def _launcher(kernel: ir.KernelIR) -> dict:
             checks.append(f"launch.check_tile_grid(&{rust_name(p.name)}, &[{tile}])?;")
 
     # One monomorphization per combination of allowed dtypes.
+    variants = 1
+    for c in kernel.dtype_classes:
+        variants *= len(c.allowed)
+    if variants > MAX_LAUNCHER_VARIANTS:
+        arrays = ", ".join(f"{'/'.join(c.arrays)} ({', '.join(c.allowed)})" for c in kernel.dtype_classes
+                           if len(c.allowed) > 1)
+        raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{k}` takes arrays whose dtypes are independent: "
+                               f"{arrays}: {variants} launcher variants to build; state the dtypes of some of them "
+                               "(tb.build(..., dtypes={\"name\": [\"f16\"]}), tilebridge build --dtype name=f16)")
     combos: list[list[str]] = [[]]
     for c in kernel.dtype_classes:
         combos = [combo + [d] for combo in combos for d in c.allowed]

@@ -846,8 +846,8 @@ class Translator(ArrayAccess, TileOps):
             self.union.union(ra, rb)
             return a
         concrete = rb if ra.startswith("$") else ra
-        if concrete == "f32" and not self.user_dtypes:
-            # An array's dtype (f32, f16 or bf16 unless stated) with f32: cuTile Python promotes to f32.
+        if concrete == "f32" and all(_cutile_dtype(d) in DEFAULT_DTYPES for ds in self.user_dtypes.values() for d in ds):
+            # An array's dtype (f32, f16 or bf16 unless stated otherwise) with f32: cuTile Python promotes to f32.
             return "f32"
         if ra.startswith("$") or rb.startswith("$"):
             raise self.error(node, f"this mixes a tile of an array's dtype with a {rb if ra.startswith('$') else ra} tile; "

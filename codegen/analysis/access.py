@@ -92,11 +92,12 @@ class ArrayAccess:
             raise self.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
         part = self._partition(array, shape, padding, order)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        load = self._tile_load(node, part, idx, args.get("latency"), args.get("allow_tma"), out)
-        return Val("tile", ir.TileType(f"${array.name}", shape), load)
+        tile_type = ir.TileType(f"${array.name}", shape)
+        load = self._tile_load(node, part, idx, args.get("latency"), args.get("allow_tma"), out, tile_type)
+        return Val("tile", tile_type, load)
 
     def _tile_load(self, node: ast.Call, part: ir.Expr, idx: ir.Index, latency_node: ast.expr | None,
-                   tma_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
+                   tma_node: ast.expr | None, out: list[ir.Stmt], tile_type: ir.TileType | None = None) -> ir.Expr:
         """A partition load with the optional latency hint and TMA switch of ct.load."""
         latency = self.expr(latency_node, out) if latency_node is not None else Val("const", py=None)
         tma = self.expr(tma_node, out) if tma_node is not None else Val("const", py=True)
@@ -104,6 +105,17 @@ class ArrayAccess:
             latency = Val("const", py=rust_name(latency.dim))  # a ct.Constant: a const generic argument
         elif latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
             raise self.error(node, "latency must be an integer constant")
+        if tma.kind == "scalar" and tma.dtype == "bool" and tile_type is not None:
+            # A ct.Constant[bool]: both loads, chosen by the const generic (cutile folds the branch).
+            # They assign one variable, whose declared type tells cutile what the raw load returns.
+            name = self.fresh("loaded")
+            zero = self._zero(tile_type, out, name)
+            out.append(ir.Let(name, tile_type, zero, self.line, mutable=True))
+            branches: list[list[ir.Stmt]] = [[], []]
+            for branch, flag in zip(branches, (None, ast.Constant(False))):
+                branch.append(ir.Assign(name, self._tile_load(node, part, idx, latency_node, flag, branch), self.line))
+            out.append(ir.IfElse(tma.expr, branches[0], branches[1], self.line))
+            return ir.Var(name)
         if tma.kind != "const" or not isinstance(tma.py, bool):
             raise self.error(node, "allow_tma must be True or False")
         if tma.py:
@@ -141,8 +153,12 @@ class ArrayAccess:
         if "latency" not in args and "allow_tma" not in args:
             return None
         tma = self.expr(args["allow_tma"], out) if "allow_tma" in args else Val("const", py=True)
-        if tma.kind != "const" or not isinstance(tma.py, bool):
+        if tma.kind == "scalar" and tma.dtype == "bool":  # a ct.Constant[bool]: chosen per specialization
+            tma_choice: ir.Expr = tma.expr
+        elif tma.kind != "const" or not isinstance(tma.py, bool):
             raise self.error(node, "allow_tma must be True or False")
+        else:
+            tma_choice = ir.Lit("tma::Enabled" if tma.py else "tma::Disabled")
         latency = self.expr(args["latency"], out) if "latency" in args else Val("const", py=None)
         if latency.kind == "scalar" and latency.dim is not None:
             lat: ir.Expr = ir.Lit(f"Some({rust_name(latency.dim)})")
@@ -152,9 +168,9 @@ class ArrayAccess:
             lat = ir.Lit(f"Some({latency.py}i32)")
         else:
             raise self.error(node, "latency must be an integer constant")
-        if tma.py and latency.kind == "const" and latency.py is None:
+        if tma.kind == "const" and tma.py and latency.kind == "const" and latency.py is None:
             return None  # allow_tma=True alone is the default
-        return lat, ir.Lit("tma::Enabled" if tma.py else "tma::Disabled")
+        return lat, tma_choice
 
     def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val,
                out: list[ir.Stmt]) -> Val:
@@ -206,8 +222,15 @@ class ArrayAccess:
             return Val("tile", None, ir.Method(part, "store", (tile.expr, idx)))
         # The same bounds check `store` makes, then the raw store with the hints.
         out.append(ir.Do(ir.Call("check_partition_access_mut", (ir.Ref(part), idx)), self.line))
-        return Val("tile", None, ir.Unsafe(ir.Call("store_view_tko_mut", (
-            ir.Lit(f"&mut {part.name}"), tile.expr, idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), *hints)),
+        latency, tma = hints
+
+        def raw_store(tma_mode: ir.Expr) -> ir.Expr:
+            return ir.Call("store_view_tko_mut", (ir.Lit(f"&mut {part.name}"), tile.expr, idx, ir.Lit("ordering::Weak"),
+                                                  ir.Lit("scope::TileBlock"), latency, tma_mode))
+
+        store = raw_store(tma) if isinstance(tma, ir.Lit) else ir.If(
+            tma, raw_store(ir.Lit("tma::Enabled")), raw_store(ir.Lit("tma::Disabled")))
+        return Val("tile", None, ir.Unsafe(store,
             reason=f"the index was bounds-checked just above; blocks store disjoint tiles of `{array.name}`, "
                    "as cuTile Python requires"))
 
