@@ -172,6 +172,18 @@ def test_math_modes_compile(monkeypatch):
     assert "divi" in ir and " = if " in ir  # the truncated quotient, then Python's floor correction
     ir, _ = ext._compile_only("load_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "latency" in ir and "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false")
+    ir, _ = ext._compile_only("static_checks", ["f32", "f32", "64", "64", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    assert "tanh" in ir and "rounding_mode = 4" in ir  # approx
+    with pytest.raises(tb.ArgumentError, match=r"static_assert fails at math_ops.py:\d+: N == G"):
+        ext.static_checks((1,), *fakes(256)[:2], N=64, G=32, TILE=256)  # checked before any GPU work
+    # `ct.tfloat32 if A.dtype == ct.float32 else A.dtype`: a type parameter the launcher binds
+    generics = lambda d, m: [d, d, d, m, "64", "64", "32"]  # noqa: E731
+    ir, _ = ext._compile_only("tf32_mma", generics("f32", "tf32"), [("A", [-1, 1]), ("B", [-1, 1]), ("C", [-1, 1])],
+                              "sm_90")
+    assert "xtf32>" in ir  # tiles of tf32
+    ir, _ = ext._compile_only("tf32_mma", generics("f16", "f16"), [("A", [-1, 1]), ("B", [-1, 1]), ("C", [-1, 1])],
+                              "sm_90")
+    assert "xtf32>" not in ir
     # @ct.kernel hints reach the Tile IR entry as cuTile Python writes them (ByTarget per target)
     ir, _ = ext._compile_only("kernel_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     entry = next(line for line in ir.splitlines() if "entry @kernel_hints" in line)

@@ -136,3 +136,11 @@ def test_runtime_crate_is_rustfmt_clean():
     proc = subprocess.run(["cargo", "fmt", "--check", "-p", "tilebridge-runtime"], cwd=REPO, capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stdout
+
+
+def test_dtype_variant_explosion_is_a_clear_error():
+    kernel = frontend.import_file(FIXTURE).too_many_dtype_variants
+    with pytest.raises(tb.TranslationError, match=r"243 launcher variants to build; state the dtypes"):
+        tb.translate(kernel, runtime_path=RUNTIME_CRATE)
+    crate = tb.translate(kernel, runtime_path=RUNTIME_CRATE, dtypes={"a": ["f16"], "b": ["f16"]})
+    assert crate.files["src/lib.rs"].count("_typed::<") == 27
