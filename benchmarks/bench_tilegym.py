@@ -37,6 +37,13 @@ def cases():
     yield "softmax multi-wave f16 4096x4096", lambda: tilegym.ops.softmax(rand(4096, 4096), use_multi_wave=True)
     yield "bmm f16 8x2048^3", lambda: tilegym.ops.bmm(rand(8, 2048, 2048), rand(8, 2048, 2048),
                                                        static_persistent=False)
+    yield "bmm persistent f16 8x2048^3", lambda: tilegym.ops.bmm(rand(8, 2048, 2048), rand(8, 2048, 2048),
+                                                                  static_persistent=True)
+    yield "matmul f16 4096^3", lambda: tilegym.ops.matmul(rand(4096, 4096), rand(4096, 4096), static_persistent=False)
+    yield "matmul persistent f16 4096^3", lambda: tilegym.ops.matmul(rand(4096, 4096), rand(4096, 4096),
+                                                                      static_persistent=True)
+    yield "matmul f32 (tf32) 4096^3", lambda: tilegym.ops.matmul(rand(4096, 4096, dtype=f32), rand(4096, 4096, dtype=f32),
+                                                                  static_persistent=False)
     yield "swiglu f16 8192x4096", lambda: get_swiglu()(rand(8192, 4096), rand(8192, 4096))
     w = torch.randn(4096, device="cuda", dtype=f16)
     yield "rms_norm f16 8192x4096", lambda: tilegym.ops.rms_norm(rand(8192, 4096), (4096,), w, 1e-6)

@@ -47,7 +47,9 @@ def translate(
     kernels, skipped = [], []
     for src in sources:
         try:
-            kernels.append(analysis.analyze(src, dtypes, lift_gathers))
+            kernel = analysis.analyze(src, dtypes, lift_gathers)
+            emit.check_launcher_variants(kernel)
+            kernels.append(kernel)
         except TranslationError as e:
             if not partial:
                 raise

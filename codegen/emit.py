@@ -201,6 +201,20 @@ def entry_attributes(options: dict[str, dict[str, int]]) -> str:
     return "optimization_hints = (" + " ".join(f"{t} = ({' '.join(by_target[t])})," for t in order) + ")"
 
 
+def check_launcher_variants(kernel: ir.KernelIR) -> None:
+    """Raises TranslationError where the launcher would need too many dtype variants."""
+    variants = 1
+    for c in kernel.dtype_classes:
+        variants *= len(c.allowed)
+    if variants > MAX_LAUNCHER_VARIANTS:
+        arrays = ", ".join(f"{'/'.join(c.arrays)} ({', '.join(c.allowed)})" for c in kernel.dtype_classes
+                           if len(c.allowed) > 1)
+        raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}` takes arrays whose dtypes are "
+                               f"independent: {arrays}: {variants} launcher variants to build; state the dtypes of "
+                               "some of them (tb.build(..., dtypes={\"name\": [\"f16\"]}), tilebridge build "
+                               "--dtype name=f16)")
+
+
 def _launcher(kernel: ir.KernelIR) -> dict:
     """What the PyO3 launcher template needs, as Rust snippets."""
     k = kernel.name
@@ -241,15 +255,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
             checks.append(f"launch.check_tile_grid(&{rust_name(p.name)}, &[{tile}])?;")
 
     # One monomorphization per combination of allowed dtypes.
-    variants = 1
-    for c in kernel.dtype_classes:
-        variants *= len(c.allowed)
-    if variants > MAX_LAUNCHER_VARIANTS:
-        arrays = ", ".join(f"{'/'.join(c.arrays)} ({', '.join(c.allowed)})" for c in kernel.dtype_classes
-                           if len(c.allowed) > 1)
-        raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{k}` takes arrays whose dtypes are independent: "
-                               f"{arrays}: {variants} launcher variants to build; state the dtypes of some of them "
-                               "(tb.build(..., dtypes={\"name\": [\"f16\"]}), tilebridge build --dtype name=f16)")
+    check_launcher_variants(kernel)
     combos: list[list[str]] = [[]]
     for c in kernel.dtype_classes:
         combos = [combo + [d] for combo in combos for d in c.allowed]

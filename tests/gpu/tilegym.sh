@@ -10,11 +10,11 @@ REPO=$PWD
 source ${GPU_DIR:-.gpu}/env.sh || exit 1
 OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
 T=/tmp/tilegym-src; rm -rf $T; mkdir -p $T && tar -xJf .tilegym/tilegym.tar.xz -C $T || exit 1
-TESTS=${TILEGYM_TESTS:-"tests/ops/test_softmax.py tests/ops/test_bmm.py tests/ops/test_swiglu.py tests/ops/test_rms_norm.py
+TESTS=${TILEGYM_TESTS:-"tests/ops/test_softmax.py tests/ops/test_bmm.py tests/ops/test_matmul.py tests/ops/test_swiglu.py tests/ops/test_rms_norm.py
   tests/ops/test_layer_norm_legacy.py tests/ops/test_silu_and_mul.py tests/ops/activation/test_gelu.py
   tests/ops/activation/test_relu.py"}
-# test_op cases only (test_perf is timing); bmm's static-persistent cases run a kernel not translated yet.
-SELECT=${TILEGYM_SELECT:-"test_op and not cutile-True"}
+# test_op cases only (test_perf is timing).
+SELECT=${TILEGYM_SELECT:-"test_op"}
 rm -f "$OUT/routing.jsonl"
 (cd $T && PYTHONPATH=$T/src:$REPO/tests/gpu:$PYTHONPATH timeout ${TILEGYM_TIMEOUT:-300} python3 -m pytest $TESTS \
    -k "$SELECT" -n 16 -q -p no:cacheprovider -p tilegym_plugin --rust-ext ${TILEGYM_EXT:-tilebridge_tilegym} \
