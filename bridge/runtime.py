@@ -83,7 +83,46 @@ def launch(ext, stream: Any, grid: Any, kernel: Any, args: Sequence[Any]) -> Non
     """
     name = kernel._pyfunc.__name__ if hasattr(kernel, "_pyfunc") else kernel
     fn, positional, constants = _plan(ext, name, len(args))
-    fn(grid, *[args[i] for i in positional], stream=stream, sync=False, **{n: args[i] for n, i in constants})
+    fn(grid, *[args[i] for i in positional], stream=stream, sync=False, hints=_hints(kernel),
+       **{n: args[i] for n, i in constants})
+
+
+_HINTS: dict[int, tuple[Any, tuple]] = {}
+
+
+def _hints(kernel: Any) -> tuple | None:
+    """(occupancy, num_ctas, num_worker_warps) of the kernel object being launched, for this GPU:
+    a `ct.kernel(...).replace_hints(...)` object (TileGym's autotuned configurations) carries
+    its own, which the Rust launch honours as cuTile Python's does."""
+    options = getattr(kernel, "_compiler_options", None)
+    if options is None:
+        return None
+    cached = _HINTS.get(id(kernel))
+    if cached is not None and cached[0] is kernel:
+        return cached[1]
+    arch = _arch()
+    values = []
+    for key in ("occupancy", "num_ctas", "num_worker_warps"):
+        value = getattr(options, key, None)
+        by_target = getattr(value, "_by_target", None)
+        if by_target is not None:
+            default = getattr(value, "_default", None)
+            value = by_target.get(arch, default if isinstance(default, int) else None)
+        values.append(value if isinstance(value, int) else None)
+    hints = tuple(values) if any(v is not None for v in values) else None
+    _HINTS[id(kernel)] = (kernel, hints)
+    return hints
+
+
+def _arch() -> str:
+    """The current GPU as `sm_XY`."""
+    try:
+        import torch
+
+        major, minor = torch.cuda.get_device_capability()
+        return f"sm_{major}{minor}"
+    except Exception:
+        return "sm_90"
 
 
 class Routing:

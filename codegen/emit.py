@@ -220,7 +220,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     k = kernel.name
     py_params = [p.name for p in kernel.runtime_params if not _by_keyword(p)]
     keywords = [p.name for p in kernel.params if _by_keyword(p)]
-    sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true"])
+    sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true",
+                                                                 "hints = None"])
     args = ["grid: &Bound<'py, PyAny>"]
     for p in kernel.params:
         if isinstance(p, ir.ArrayParam):
@@ -230,7 +231,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
             args.append(f"{rust_name(p.name)}: {p.dtype}")
         elif isinstance(p, ir.ConstParam):
             args.append(f"{rust_name(p.name)}: {p.kind}")
-    args += ["stream: Option<Bound<'py, PyAny>>", "sync: bool"]
+    args += ["stream: Option<Bound<'py, PyAny>>", "sync: bool", "hints: Option<tilebridge_runtime::launch::Hints>"]
 
     admit = []
     for p in kernel.arrays:
@@ -368,7 +369,8 @@ def _pyi_signature(kernel: ir.KernelIR) -> str:
         if _by_keyword(p):
             kind = p.kind if isinstance(p, ir.ConstParam) else p.dtype
             parts.append(f"{p.name}: {_PY_SCALAR[kind]}")
-    parts += ["stream: object | None = None", "sync: bool = True"]
+    parts += ["stream: object | None = None", "sync: bool = True",
+              "hints: tuple[int | None, int | None, int | None] | None = None"]
     return ", ".join(parts)
 
 

@@ -294,3 +294,18 @@ def test_gathered_arrays_need_a_contiguous_last_dimension(monkeypatch):
     y = FakeCudaArray((8, 1024), "<f2", 0x7100_0000)
     with pytest.raises(tb.ArgumentError, match="stride 2 in its last dimension.*contiguous"):
         ext.row_gather((8,), x, y, N=1000, TILE=1024)
+
+
+def test_launch_time_hints(examples_ext):
+    """A `replace_hints(...)` kernel object (TileGym's autotuned configurations) reaches the Rust
+    launch with its hints; bad hints are argument errors before any GPU work."""
+    from tilebridge.codegen.frontend import import_file
+    from tilebridge.runtime import _hints
+
+    vector_add = import_file(Path(__file__).resolve().parent.parent / "examples" / "vector_add.py").vector_add
+    assert _hints(vector_add) is None
+    assert _hints(vector_add.replace_hints(occupancy=2, num_ctas=1)) == (2, 1, None)
+    with pytest.raises(tb.ArgumentError, match="occupancy=0 .* must be positive"):
+        examples_ext.vector_add((4,), *fakes(), TILE=1024, hints=(0, None, None))
+    with pytest.raises(tb.DeviceError, match="no CUDA driver"):  # accepted: it got as far as the device
+        examples_ext.vector_add((4,), *fakes(), TILE=1024, hints=(2, 1, None))

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use cutile::cuda_async::device_operation::DeviceOp;
 use cutile::cuda_async::error::DeviceError;
 use cutile::cuda_core::Context;
+use cutile::tile_kernel::CompileOptions;
 use pyo3::prelude::*;
 
 use crate::array::{grid_from_py, Array, ElemType, Framework};
@@ -31,8 +32,14 @@ pub struct Launch<'py> {
     framework: Option<Framework>,
     /// (parameter, first byte, end byte, written) of every admitted array.
     spans: Vec<(&'static str, u64, u64, bool)>,
+    hints: Option<Hints>,
     watch: Stopwatch,
 }
+
+/// Kernel hints given at launch: (occupancy, num_ctas, num_worker_warps), each optional. They
+/// override the translated kernel's own, as a `ct.kernel.replace_hints(...)` object (TileGym's
+/// autotuned configurations) does for cuTile Python.
+pub type Hints = (Option<i32>, Option<i32>, Option<i32>);
 
 impl<'py> Launch<'py> {
     pub fn new(
@@ -51,8 +58,39 @@ impl<'py> Launch<'py> {
             device: None,
             framework: None,
             spans: Vec::new(),
+            hints: None,
             watch: Stopwatch::start(),
         })
+    }
+
+    /// Launch-time kernel hints (see [`Hints`]); checked positive.
+    pub fn set_hints(&mut self, hints: Option<Hints>) -> PyResult<()> {
+        if let Some((occupancy, num_ctas, warps)) = hints {
+            for (name, value) in [
+                ("occupancy", occupancy),
+                ("num_ctas", num_ctas),
+                ("num_worker_warps", warps),
+            ] {
+                if let Some(v) = value.filter(|&v| v <= 0) {
+                    return Err(argument(format!(
+                        "hint {name}={v} for kernel `{}` must be positive",
+                        self.kernel
+                    )));
+                }
+            }
+        }
+        self.hints = hints.filter(|h| *h != (None, None, None));
+        Ok(())
+    }
+
+    /// cutile's compile options for the launch-time hints, if any were given.
+    pub fn compile_options(&self) -> Option<CompileOptions> {
+        let (occupancy, num_ctas, warps) = self.hints?;
+        let mut options = CompileOptions::default();
+        options.occupancy = occupancy;
+        options.num_cta_in_cga = num_ctas;
+        options.num_worker_warps_per_cta = warps;
+        Some(options)
     }
 
     /// Admits an array the kernel only reads.

@@ -4,7 +4,8 @@ Each launcher takes the grid and the arguments as `ct.launch` does, with the
 `ct.Constant` values by keyword. Arrays are torch tensors, CuPy arrays or anything
 with `__cuda_array_interface__`; they cross without a copy. The launch runs on
 `stream` (default: the current stream of the arrays' framework) and, unless
-`sync=False`, waits for the kernel.
+`sync=False`, waits for the kernel. `hints=(occupancy, num_ctas, num_worker_warps)`
+(each int or None) overrides the kernel's own hints for this launch.
 """
 
 from typing import Any, Union
@@ -12,7 +13,7 @@ from typing import Any, Union
 Grid = Union[int, tuple[int], tuple[int, int], tuple[int, int, int]]
 CudaArray = Any
 
-def row_softmax(grid: Grid, x: CudaArray, y: CudaArray, *, TILE_N: int, stream: object | None = None, sync: bool = True) -> None:
+def row_softmax(grid: Grid, x: CudaArray, y: CudaArray, *, TILE_N: int, stream: object | None = None, sync: bool = True, hints: tuple[int | None, int | None, int | None] | None = None) -> None:
     """Launches `row_softmax` (row_softmax.py:7); see the module docstring."""
 
 def _compile_only(kernel: str, generics: list[str], strides: list[tuple[str, list[int]]], target: str = "sm_90") -> tuple[str, bytes]: ...

@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `group_rotate` (group_rotate.py:24) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, x, y, *, SCALE, GROUP, TILE, stream = None, sync = true))]
+#[pyo3(signature = (grid, x, y, *, SCALE, GROUP, TILE, stream = None, sync = true, hints = None))]
 #[allow(clippy::too_many_arguments)]
 fn group_rotate<'py>(
     py: Python<'py>,
@@ -23,9 +23,11 @@ fn group_rotate<'py>(
     TILE: i32,
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
 ) -> PyResult<()> {
     guard("group_rotate", || {
         let mut launch = Launch::new(py, "group_rotate", grid, stream, sync)?;
+        launch.set_hints(hints)?;
         let x = launch.input(x, "x", 1)?;
         let y = launch.output(y, "y", 1)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
@@ -81,7 +83,7 @@ fn group_rotate_typed<E0: Element, E1: Element>(
     let context = launch.context()?;
     let x = x.tensor::<E0>(launch.py, &context);
     let mut y = y.tensor::<E1>(launch.py, &context);
-    let op = kernels::group_rotate(&x, (&mut y).partition([TILE as usize]), SCALE)
+    let mut op = kernels::group_rotate(&x, (&mut y).partition([TILE as usize]), SCALE)
         .generics(vec![
             E0::DTYPE.as_str().to_string(),
             E1::DTYPE.as_str().to_string(),
@@ -89,6 +91,9 @@ fn group_rotate_typed<E0: Element, E1: Element>(
             TILE.to_string(),
         ])
         .grid(launch.grid);
+    if let Some(options) = launch.compile_options() {
+        op = op.compile_options(options);
+    }
     launch.submit(&context, op)
 }
 

@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `matmul` (matmul.py:7) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, A, B, C, *, TM, TN, TK, stream = None, sync = true))]
+#[pyo3(signature = (grid, A, B, C, *, TM, TN, TK, stream = None, sync = true, hints = None))]
 #[allow(clippy::too_many_arguments)]
 fn matmul<'py>(
     py: Python<'py>,
@@ -24,9 +24,11 @@ fn matmul<'py>(
     TK: i32,
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
 ) -> PyResult<()> {
     guard("matmul", || {
         let mut launch = Launch::new(py, "matmul", grid, stream, sync)?;
+        launch.set_hints(hints)?;
         let A = launch.input(A, "A", 2)?;
         let B = launch.input(B, "B", 2)?;
         let C = launch.output(C, "C", 2)?;
@@ -78,7 +80,7 @@ fn matmul_typed<E0: Element, E1: Element>(
     let A = A.tensor::<E0>(launch.py, &context);
     let B = B.tensor::<E0>(launch.py, &context);
     let mut C = C.tensor::<E1>(launch.py, &context);
-    let op = kernels::matmul(&A, &B, (&mut C).partition([TM as usize, TN as usize]))
+    let mut op = kernels::matmul(&A, &B, (&mut C).partition([TM as usize, TN as usize]))
         .generics(vec![
             E0::DTYPE.as_str().to_string(),
             E1::DTYPE.as_str().to_string(),
@@ -87,6 +89,9 @@ fn matmul_typed<E0: Element, E1: Element>(
             TK.to_string(),
         ])
         .grid(launch.grid);
+    if let Some(options) = launch.compile_options() {
+        op = op.compile_options(options);
+    }
     launch.submit(&context, op)
 }
 

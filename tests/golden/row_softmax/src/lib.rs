@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `row_softmax` (row_softmax.py:7) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, x, y, *, TILE_N, stream = None, sync = true))]
+#[pyo3(signature = (grid, x, y, *, TILE_N, stream = None, sync = true, hints = None))]
 #[allow(clippy::too_many_arguments)]
 fn row_softmax<'py>(
     py: Python<'py>,
@@ -21,9 +21,11 @@ fn row_softmax<'py>(
     TILE_N: i32,
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
 ) -> PyResult<()> {
     guard("row_softmax", || {
         let mut launch = Launch::new(py, "row_softmax", grid, stream, sync)?;
+        launch.set_hints(hints)?;
         let x = launch.input(x, "x", 2)?;
         let y = launch.output(y, "y", 2)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
@@ -60,13 +62,16 @@ fn row_softmax_typed<E0: Element, E1: Element>(
     let context = launch.context()?;
     let x = x.tensor::<E0>(launch.py, &context);
     let mut y = y.tensor::<E1>(launch.py, &context);
-    let op = kernels::row_softmax(&x, (&mut y).partition([1, TILE_N as usize]))
+    let mut op = kernels::row_softmax(&x, (&mut y).partition([1, TILE_N as usize]))
         .generics(vec![
             E0::DTYPE.as_str().to_string(),
             E1::DTYPE.as_str().to_string(),
             TILE_N.to_string(),
         ])
         .grid(launch.grid);
+    if let Some(options) = launch.compile_options() {
+        op = op.compile_options(options);
+    }
     launch.submit(&context, op)
 }
 

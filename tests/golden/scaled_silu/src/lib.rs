@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `scaled_silu` (scaled_silu.py:13) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, x, y, alpha, beta, *, TILE, stream = None, sync = true))]
+#[pyo3(signature = (grid, x, y, alpha, beta, *, TILE, stream = None, sync = true, hints = None))]
 #[allow(clippy::too_many_arguments)]
 fn scaled_silu<'py>(
     py: Python<'py>,
@@ -23,9 +23,11 @@ fn scaled_silu<'py>(
     TILE: i32,
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
 ) -> PyResult<()> {
     guard("scaled_silu", || {
         let mut launch = Launch::new(py, "scaled_silu", grid, stream, sync)?;
+        launch.set_hints(hints)?;
         let x = launch.input(x, "x", 1)?;
         let y = launch.output(y, "y", 1)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
@@ -80,13 +82,16 @@ fn scaled_silu_typed<E0: Element, E1: Element>(
     let context = launch.context()?;
     let x = x.tensor::<E0>(launch.py, &context);
     let mut y = y.tensor::<E1>(launch.py, &context);
-    let op = kernels::scaled_silu(&x, (&mut y).partition([TILE as usize]), alpha, beta)
+    let mut op = kernels::scaled_silu(&x, (&mut y).partition([TILE as usize]), alpha, beta)
         .generics(vec![
             E0::DTYPE.as_str().to_string(),
             E1::DTYPE.as_str().to_string(),
             TILE.to_string(),
         ])
         .grid(launch.grid);
+    if let Some(options) = launch.compile_options() {
+        op = op.compile_options(options);
+    }
     launch.submit(&context, op)
 }
 

@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `vector_add` (vector_add.py:7) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, a, b, c, *, TILE, stream = None, sync = true))]
+#[pyo3(signature = (grid, a, b, c, *, TILE, stream = None, sync = true, hints = None))]
 #[allow(clippy::too_many_arguments)]
 fn vector_add<'py>(
     py: Python<'py>,
@@ -22,9 +22,11 @@ fn vector_add<'py>(
     TILE: i32,
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
 ) -> PyResult<()> {
     guard("vector_add", || {
         let mut launch = Launch::new(py, "vector_add", grid, stream, sync)?;
+        launch.set_hints(hints)?;
         let a = launch.input(a, "a", 1)?;
         let b = launch.input(b, "b", 1)?;
         let c = launch.output(c, "c", 1)?;
@@ -58,9 +60,12 @@ fn vector_add_typed<E: Element>(
     let a = a.tensor::<E>(launch.py, &context);
     let b = b.tensor::<E>(launch.py, &context);
     let mut c = c.tensor::<E>(launch.py, &context);
-    let op = kernels::vector_add(&a, &b, (&mut c).partition([TILE as usize]))
+    let mut op = kernels::vector_add(&a, &b, (&mut c).partition([TILE as usize]))
         .generics(vec![E::DTYPE.as_str().to_string(), TILE.to_string()])
         .grid(launch.grid);
+    if let Some(options) = launch.compile_options() {
+        op = op.compile_options(options);
+    }
     launch.submit(&context, op)
 }
 
