@@ -67,12 +67,31 @@ def _decorator_names(node: ast.FunctionDef) -> list[str]:
     return names
 
 
+_LOADED: dict[Path, types.ModuleType] = {}
+
+
+def _sibling(path: Path, level: int, module: str | None) -> Path | None:
+    """The file a relative import names (`from .gelu import f` -> gelu.py beside `path`)."""
+    base = path.parent
+    for _ in range(level - 1):
+        base = base.parent
+    target = base.joinpath(*module.split(".")) if module else base
+    for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_file(path: str | Path) -> types.ModuleType:
-    """A module object holding the file's kernels (and what they refer to), without executing it."""
+    """A module object holding the file's kernels (and what they refer to), without executing it.
+    Relative imports of sibling files are read the same way (each file once)."""
     path = Path(path).resolve()
+    if path in _LOADED:
+        return _LOADED[path]
     tree = ast.parse(path.read_text(), filename=str(path))
     module = types.ModuleType(f"_tilebridge_static_{path.stem}")
     module.__file__ = str(path)
+    _LOADED[path] = module
     ns = module.__dict__
     ns["__builtins__"] = __builtins__
     ns["__tilebridge_experimental__"] = set()
@@ -91,6 +110,8 @@ def load_file(path: str | Path) -> types.ModuleType:
                 if node.level == 0 and base.startswith(_REAL_IMPORTS):
                     mod = importlib.import_module(base)
                     ns[target] = getattr(mod, alias.name, None) or _import(f"{base}.{alias.name}")
+                elif node.level and (sibling := _sibling(path, node.level, node.module)) is not None:
+                    ns[target] = getattr(load_file(sibling), alias.name, Unresolved(f"{base}.{alias.name}"))
                 else:
                     ns[target] = Unresolved(f"{base}.{alias.name}")
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):

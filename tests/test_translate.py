@@ -144,3 +144,20 @@ def test_dtype_variant_explosion_is_a_clear_error():
         tb.translate(kernel, runtime_path=RUNTIME_CRATE)
     crate = tb.translate(kernel, runtime_path=RUNTIME_CRATE, dtypes={"a": ["f16"], "b": ["f16"]})
     assert crate.files["src/lib.rs"].count("_typed::<") == 27
+
+
+def test_helpers_from_a_sibling_file_are_inlined(tmp_path):
+    """An operator library's kernel calling a helper it imports from a sibling module (as TileGym's
+    geglu does from gelu) translates; the helper's statements point at the call."""
+    pkg = tmp_path / "ops"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("import cuda.tile as ct\n\n\ndef doubled(t):\n    return t + t\n")
+    (pkg / "kernels.py").write_text(
+        "import cuda.tile as ct\n\nfrom .helpers import doubled\n\n\n@ct.kernel\n"
+        "def twice(x, y, TILE: ct.Constant[int]):\n"
+        "    t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n"
+        "    ct.store(y, index=(ct.bid(0),), tile=doubled(t))\n")
+    crate = tb.translate(pkg / "kernels.py", runtime_path=RUNTIME_CRATE)
+    rust = crate.files["src/tile_kernels.rs"]
+    assert "t + t" in rust and "kernels.py:9: ct.store(y, index=(ct.bid(0),), tile=doubled(t))" in rust

@@ -257,7 +257,9 @@ class Translator(ArrayAccess, TileOps):
         classes = []
         names: dict[str, str] = {}
         for i, members in enumerate(roots.values()):
-            rust = "E" if len(roots) == 1 else f"E{i}"
+            # Always numbered: cutile's kernel compiler resolves an unannotated `E` in its own generic
+            # signatures (e.g. `broadcast_scalar<E, S>`) to a kernel type parameter of that name.
+            rust = f"E{i}"
             allowed: list[str] | None = None
             for m in members:
                 if m in self.user_dtypes:
@@ -289,12 +291,17 @@ class Translator(ArrayAccess, TileOps):
             lines, first = inspect.getsourcelines(func)
         except (OSError, TypeError):
             raise self.error(node, "the source of this helper function is not available") from None
-        if not same_file:
-            raise self.error(node, "helpers defined in another file are not supported yet")
         if func.__name__ in self.inlining:
             raise self.error(node, "recursive helper functions cannot be inlined")
         tree = ast.parse(textwrap.dedent("".join(lines)))
         ast.increment_lineno(tree, first - 1)
+        if not same_file:
+            # A helper from another file: its statements are reported at the call, the line of
+            # the kernel's file that brings them in.
+            for n in ast.walk(tree):
+                if hasattr(n, "lineno"):
+                    n.lineno = n.end_lineno = node.lineno
+                    n.col_offset, n.end_col_offset = node.col_offset, node.end_col_offset
         fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
         a = fdef.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:

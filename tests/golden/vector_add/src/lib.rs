@@ -30,13 +30,13 @@ fn vector_add<'py>(
         let a = launch.input(a, "a", 1)?;
         let b = launch.input(b, "b", 1)?;
         let c = launch.output(c, "c", 1)?;
-        let e = launch.same_elem(
+        let e0 = launch.same_elem(
             &[&a, &b, &c],
             &[ElemType::F32, ElemType::F16, ElemType::BF16],
         )?;
         check_tile_dim("vector_add", "TILE", TILE)?;
         launch.check_tile_grid(&c, &[TILE])?;
-        match e {
+        match e0 {
             ElemType::F32 => vector_add_typed::<f32>(launch, a, b, c, TILE),
             ElemType::F16 => vector_add_typed::<f16>(launch, a, b, c, TILE),
             ElemType::BF16 => vector_add_typed::<bf16>(launch, a, b, c, TILE),
@@ -49,7 +49,7 @@ fn vector_add<'py>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn vector_add_typed<E: Element>(
+fn vector_add_typed<E0: Element>(
     mut launch: Launch<'_>,
     a: Array,
     b: Array,
@@ -57,11 +57,11 @@ fn vector_add_typed<E: Element>(
     TILE: i32,
 ) -> PyResult<()> {
     let context = launch.context()?;
-    let a = a.tensor::<E>(launch.py, &context);
-    let b = b.tensor::<E>(launch.py, &context);
-    let mut c = c.tensor::<E>(launch.py, &context);
+    let a = a.tensor::<E0>(launch.py, &context);
+    let b = b.tensor::<E0>(launch.py, &context);
+    let mut c = c.tensor::<E0>(launch.py, &context);
     let mut op = kernels::vector_add(&a, &b, (&mut c).partition([TILE as usize]))
-        .generics(vec![E::DTYPE.as_str().to_string(), TILE.to_string()])
+        .generics(vec![E0::DTYPE.as_str().to_string(), TILE.to_string()])
         .grid(launch.grid);
     if let Some(options) = launch.compile_options() {
         op = op.compile_options(options);

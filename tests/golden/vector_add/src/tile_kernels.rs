@@ -9,21 +9,21 @@ pub mod kernels {
     ///
     /// Safe: every output is a checked partition, one tile per block.
     #[cutile::entry()]
-    fn vector_add<E: ElementType, const TILE: i32>(
-        a: &Tensor<E, { [-1] }>,
-        b: &Tensor<E, { [-1] }>,
-        c: &mut Tensor<E, { [TILE] }>,
+    fn vector_add<E0: ElementType, const TILE: i32>(
+        a: &Tensor<E0, { [-1] }>,
+        b: &Tensor<E0, { [-1] }>,
+        c: &mut Tensor<E0, { [TILE] }>,
     ) {
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
-        let a_part: Partition<E, { [TILE] }> = a.partition(const_shape![TILE]);
+        let a_part: Partition<E0, { [TILE] }> = a.partition(const_shape![TILE]);
         // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
-        let b_part: Partition<E, { [TILE] }> = b.partition(const_shape![TILE]);
+        let b_part: Partition<E0, { [TILE] }> = b.partition(const_shape![TILE]);
         // vector_add.py:8: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
-        let ta: Tile<E, { [TILE] }> = a_part.load([pid]);
+        let ta: Tile<E0, { [TILE] }> = a_part.load([pid]);
         // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
-        let tb: Tile<E, { [TILE] }> = b_part.load([pid]);
+        let tb: Tile<E0, { [TILE] }> = b_part.load([pid]);
         // vector_add.py:11: ct.store(c, index=(pid,), tile=ta + tb)
         c.store(ta + tb);
     }
