@@ -485,6 +485,7 @@ class Graph:
         self.last: Pending | None = None  # the latest replay, held so that dropping it never waits
         self._graph: Any = None
         self._capture: Any = None
+        self._keepalive: list[Any] = []
 
     def __enter__(self) -> "Graph":
         self._capture = self.backend.capture(self.stream)
@@ -502,6 +503,8 @@ class Graph:
             # The captured launches ran nothing: their lends end with the capture, and a
             # good capture hands their handles to the graph.
             handles: dict[int, tuple[Tensor, bool]] = {}
+            # Every captured argument, plain torch/CuPy arrays too: replays use their memory.
+            self._keepalive = [a for p in self.pendings for a in p.args] if captured else []
             for p in self.pendings:
                 for value, write in zip(p.args, p.written):
                     if isinstance(value, Tensor):
@@ -540,7 +543,7 @@ class Graph:
     def release(self) -> None:
         """Waits for the latest replay and lets go of the graph and its handles."""
         self.sync()
-        self._graph, self.handles, self.last = None, [], None
+        self._graph, self.handles, self.last, self._keepalive = None, [], None, []
 
     def __del__(self):
         if getattr(self, "last", None) is not None:

@@ -273,6 +273,7 @@ def test_graph_capture_runs_nothing_and_each_replay_lends_like_a_launch(env):
         with pytest.raises(TensorBusyError, match="being captured into a graph"):
             p.sync()
     assert (x.state, y.state) == ("ready", "ready")  # the capture ran nothing
+    assert x in g._keepalive and y in g._keepalive  # replays use their memory
     r = g.replay()
     assert (x.state, y.state) == ("read-lent", "write-lent")
     with pytest.raises(TensorBusyError, match=rf"{y.name} is lent to launch #{r.id} \(graph replay, write\)"):
