@@ -39,6 +39,7 @@ from .values import (
     _fold,
     _show,
     _resolve_stmt,
+    _a,
 )
 from .access import ArrayAccess
 from .tile_ops import TileOps
@@ -815,7 +816,7 @@ class Translator(ArrayAccess, TileOps):
                 tile = self._bind_temp(out, hint, tile.type, tile.expr)
                 return self._convert(tile, dtype, out, hint)
             return tile
-        raise self.error(node, f"a {val.kind} cannot be used as a tile operand")
+        raise self.error(node, f"{_a(val.kind)} cannot be used as a tile operand")
 
     def _broadcast(self, val: Val, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str) -> Val:
         if val.shape == shape:
@@ -962,7 +963,7 @@ class Translator(ArrayAccess, TileOps):
     def _scalar_binop(self, node: ast.expr, op: str, lhs: Val, rhs: Val) -> Val:
         for v in (lhs, rhs):
             if v.kind not in ("scalar", "const"):
-                raise self.error(node, f"a {v.kind} cannot be used in scalar arithmetic or comparisons")
+                raise self.error(node, f"{_a(v.kind)} cannot be used in scalar arithmetic or comparisons")
         if lhs.kind == rhs.kind == "const":
             raise self.error(node, "this needs a runtime scalar on one side")
         dtype = lhs.dtype if lhs.kind == "scalar" else rhs.dtype
@@ -979,7 +980,7 @@ class Translator(ArrayAccess, TileOps):
                 return v.expr
             if v.kind == "const":
                 return float_literal(v.py, dtype) if dtype in _FLOATS else ir.Lit(f"{int(v.py)}{dtype}")
-            raise self.error(node, f"a {v.kind} cannot be used in scalar arithmetic")
+            raise self.error(node, f"{_a(v.kind)} cannot be used in scalar arithmetic")
 
         # For integers this is cutile's truncating `/`; `_binop` corrects `//` where it can differ.
         return Val("scalar", ir.ScalarType(dtype), ir.Binary(op, operand(lhs), operand(rhs)))

@@ -8,7 +8,7 @@ import ast
 
 from .. import ir
 from ..errors import TranslationError
-from .values import _PADDING, float_literal, rust_name, Val, _times
+from .values import _PADDING, _a, float_literal, rust_name, Val, _times
 
 
 class ArrayAccess:
@@ -381,7 +381,7 @@ class ArrayAccess:
                     raise self.error(args["indices"], f"gather/scatter indices must be integers, not {item.dtype}")
                 shape = self._broadcast_shape(shape, item.shape, node)
             elif item.kind not in ("scalar", "const"):
-                raise self.error(args["indices"], f"a {item.kind} cannot index an array")
+                raise self.error(args["indices"], f"{_a(item.kind)} cannot index an array")
         x = rust_name(array.name)
         array.strided = True
         check = self.expr(args["check_bounds"], out) if "check_bounds" in args else Val("const", py=True)

@@ -60,6 +60,11 @@ _RUST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorD
              ast.BitOr: "|", ast.BitXor: "^"}
 
 
+def _a(noun: str) -> str:
+    """`noun` with its indefinite article, for messages: "an array", "a tile"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
 def rust_name(name: str) -> str:
     return name + "_" if name in _RUST_KEYWORDS else name
 
