@@ -93,41 +93,60 @@ class ArrayAccess:
         part = self._partition(array, shape, padding, order)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
         tile_type = ir.TileType(f"${array.name}", shape)
-        load = self._tile_load(node, part, idx, args.get("latency"), args.get("allow_tma"), out, tile_type)
+        load = self._tile_load(part, idx, self._latency_value(node, args.get("latency"), out),
+                               self._tma_value(node, args.get("allow_tma"), out), out, tile_type)
         return Val("tile", tile_type, load)
 
-    def _tile_load(self, node: ast.Call, part: ir.Expr, idx: ir.Index, latency_node: ast.expr | None,
-                   tma_node: ast.expr | None, out: list[ir.Stmt], tile_type: ir.TileType | None = None) -> ir.Expr:
-        """A partition load with the optional latency hint and TMA switch of ct.load."""
-        latency = self.expr(latency_node, out) if latency_node is not None else Val("const", py=None)
-        tma = self.expr(tma_node, out) if tma_node is not None else Val("const", py=True)
+    def _latency_value(self, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> int | str | None:
+        """A `latency=` hint: cycles, the Rust name of the ct.Constant giving them, or None."""
+        if latency_node is None:
+            return None
+        latency = self.expr(latency_node, out)
         if latency.kind == "scalar" and latency.dim is not None:
-            latency = Val("const", py=rust_name(latency.dim))  # a ct.Constant: a const generic argument
-        elif latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
+            return rust_name(latency.dim)  # a ct.Constant: a const generic argument
+        if latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
             raise self.error(node, "latency must be an integer constant")
-        if tma.kind == "scalar" and tma.dtype == "bool" and tile_type is not None:
+        return latency.py
+
+    @staticmethod
+    def _latency_option(latency: int | str | None) -> ir.Expr:
+        """The hint as the `Option<i32>` of cutile's raw view loads and stores."""
+        if latency is None:
+            return ir.Lit("None")
+        return ir.Lit(f"Some({latency}i32)" if isinstance(latency, int) else f"Some({latency})")
+
+    def _tma_value(self, node: ast.Call, tma_node: ast.expr | None, out: list[ir.Stmt]) -> bool | ir.Expr:
+        """An `allow_tma=` switch: True or False, or the expression of a ct.Constant[bool]."""
+        tma = self.expr(tma_node, out) if tma_node is not None else Val("const", py=True)
+        if tma.kind == "scalar" and tma.dtype == "bool":
+            return tma.expr
+        if tma.kind != "const" or not isinstance(tma.py, bool):
+            raise self.error(node, "allow_tma must be True or False")
+        return tma.py
+
+    def _tile_load(self, part: ir.Expr, idx: ir.Index, latency: int | str | None, tma: bool | ir.Expr,
+                   out: list[ir.Stmt], tile_type: ir.TileType | None = None) -> ir.Expr:
+        """A partition load with the optional latency hint and TMA switch of ct.load."""
+        if not isinstance(tma, bool):
             # A ct.Constant[bool]: both loads, chosen by the const generic (cutile folds the branch).
             # They assign one variable, whose declared type tells cutile what the raw load returns.
+            assert tile_type is not None
             name = self.fresh("loaded")
             zero = self._zero(tile_type, out, name)
             out.append(ir.Let(name, tile_type, zero, self.line, mutable=True))
             branches: list[list[ir.Stmt]] = [[], []]
-            for branch, flag in zip(branches, (None, ast.Constant(False))):
-                branch.append(ir.Assign(name, self._tile_load(node, part, idx, latency_node, flag, branch), self.line))
-            out.append(ir.IfElse(tma.expr, branches[0], branches[1], self.line))
+            for branch, flag in zip(branches, (True, False)):
+                branch.append(ir.Assign(name, self._tile_load(part, idx, latency, flag, branch), self.line))
+            out.append(ir.IfElse(tma, branches[0], branches[1], self.line))
             return ir.Var(name)
-        if tma.kind != "const" or not isinstance(tma.py, bool):
-            raise self.error(node, "allow_tma must be True or False")
-        if tma.py:
-            if latency.py is None:
+        if tma:
+            if latency is None:
                 return ir.Method(part, "load", (idx,))
-            return ir.Method(part, f"load_pipelined::<{latency.py}>", (idx,))
+            return ir.Method(part, f"load_pipelined::<{latency}>", (idx,))
         # Without TMA: the raw view load, after the same bounds check `load` makes.
         out.append(ir.Do(ir.Call("check_partition_access", (ir.Ref(part), idx)), self.line))
-        value = f"{latency.py}i32" if isinstance(latency.py, int) else latency.py
-        hint = ir.Lit(f"Some({value})" if latency.py is not None else "None")
-        return ir.Call("load_view_tko", (ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), hint,
-                                         ir.Lit("tma::Disabled")))
+        return ir.Call("load_view_tko", (ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"),
+                                         self._latency_option(latency), ir.Lit("tma::Disabled")))
 
     def _ct_store(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
@@ -152,25 +171,12 @@ class ArrayAccess:
         """(latency, tma) arguments of a raw store for ct.store's hints; None without hints."""
         if "latency" not in args and "allow_tma" not in args:
             return None
-        tma = self.expr(args["allow_tma"], out) if "allow_tma" in args else Val("const", py=True)
-        if tma.kind == "scalar" and tma.dtype == "bool":  # a ct.Constant[bool]: chosen per specialization
-            tma_choice: ir.Expr = tma.expr
-        elif tma.kind != "const" or not isinstance(tma.py, bool):
-            raise self.error(node, "allow_tma must be True or False")
-        else:
-            tma_choice = ir.Lit("tma::Enabled" if tma.py else "tma::Disabled")
-        latency = self.expr(args["latency"], out) if "latency" in args else Val("const", py=None)
-        if latency.kind == "scalar" and latency.dim is not None:
-            lat: ir.Expr = ir.Lit(f"Some({rust_name(latency.dim)})")
-        elif latency.kind == "const" and latency.py is None:
-            lat = ir.Lit("None")
-        elif latency.kind == "const" and isinstance(latency.py, int):
-            lat = ir.Lit(f"Some({latency.py}i32)")
-        else:
-            raise self.error(node, "latency must be an integer constant")
-        if tma.kind == "const" and tma.py and latency.kind == "const" and latency.py is None:
+        tma = self._tma_value(node, args.get("allow_tma"), out)
+        latency = self._latency_value(node, args.get("latency"), out)
+        if tma is True and latency is None:
             return None  # allow_tma=True alone is the default
-        return lat, tma_choice
+        tma_choice = ir.Lit("tma::Enabled" if tma else "tma::Disabled") if isinstance(tma, bool) else tma
+        return self._latency_option(latency), tma_choice
 
     def _store(self, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Val], tile: Val,
                out: list[ir.Stmt]) -> Val:
@@ -357,14 +363,11 @@ class ArrayAccess:
                                ir.Call("convert_tile", (tile.expr,)))
 
     def _latency(self, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
-        if latency_node is None:
-            return ir.Lit("Latency::<0>")
-        latency = self.expr(latency_node, out)
-        if latency.kind == "scalar" and latency.dim is not None:
-            return ir.Lit(f"Latency::<{rust_name(latency.dim)}>")
-        if latency.kind != "const" or not isinstance(latency.py, int):
+        """The `Latency::<cycles>` argument of a pointer load or store (0: no hint)."""
+        latency = self._latency_value(node, latency_node, out)
+        if latency is None and latency_node is not None:
             raise self.error(node, "latency must be an integer constant")
-        return ir.Lit(f"Latency::<{latency.py}>")
+        return ir.Lit(f"Latency::<{0 if latency is None else latency}>")
 
     def _pointers(self, node: ast.Call, array: ir.ArrayParam, args: dict, *, write: bool, out: list[ir.Stmt],
                   hint: str) -> tuple[tuple[ir.Dim, ...], ir.Expr, ir.Expr | None]:
@@ -464,7 +467,7 @@ class ArrayAccess:
         part = self._partition(array, shape, padding)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
         row = Val("tile", ir.TileType(f"${array.name}", shape),
-                  self._tile_load(node, part, idx, args.get("latency"), None, out))
+                  self._tile_load(part, idx, self._latency_value(node, args.get("latency"), out), True, out))
         if len(shape) == 1:
             return row
         row = self._bind_temp(out, hint, row.type, row.expr)
