@@ -196,17 +196,21 @@ class ArrayAccess:
                 self._mark_tile_dim(d)
         return Val("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
 
-    def _unchecked_store(self, node: ast.Call, array: ir.ArrayParam, index: list[Val], tile: Val, reason: str,
-                         out: list[ir.Stmt], hints: tuple[ir.Expr, ir.Expr] | None = None) -> Val:
-        """A store cutile cannot prove disjoint across blocks: through a mutable partition of the
-        whole tensor, each store still bounds-checked, disjointness left to the kernel as in
-        cuTile Python."""
+    def _check_unchecked_output(self, node: ast.Call, array: ir.ArrayParam) -> None:
+        """An output written anywhere (unchecked partition or pointers) must be written only."""
         use = self.uses[array.name]
         if use.loads or use.other:
             raise self.error(node, f"'{array.name}' is both read and written (read-modify-write), which is not "
                                    "supported yet")
         if array.tile is not None:
             raise self.error(node, f"'{array.name}' is stored both per block and elsewhere")
+
+    def _unchecked_store(self, node: ast.Call, array: ir.ArrayParam, index: list[Val], tile: Val, reason: str,
+                         out: list[ir.Stmt], hints: tuple[ir.Expr, ir.Expr] | None = None) -> Val:
+        """A store cutile cannot prove disjoint across blocks: through a mutable partition of the
+        whole tensor, each store still bounds-checked, disjointness left to the kernel as in
+        cuTile Python."""
+        self._check_unchecked_output(node, array)
         array.written = True
         key = (array.name, tile.shape, "out")
         if key not in self.partitions:
@@ -322,12 +326,7 @@ class ArrayAccess:
             lifted = self._lifted_scatter(node, args, array, out)
             if lifted is not None:
                 return lifted
-        use = self.uses[array.name]
-        if use.loads or use.other:
-            raise self.error(node, f"'{array.name}' is both read and written (read-modify-write), which is not "
-                                   "supported yet")
-        if array.tile is not None:
-            raise self.error(node, f"'{array.name}' is stored both per block and elsewhere")
+        self._check_unchecked_output(node, array)
         shape, ptrs, mask = self._pointers(node, array, args, write=True, out=out, hint=hint)
         value = self.expr(args["value"], out, hint=f"{rust_name(array.name)}_value")
         if value.kind == "tile":
