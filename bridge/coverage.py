@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import builder, toolchain
-from .codegen import frontend, static_source
+from .codegen import emit, frontend, static_source
 from .codegen.analysis import analyze
 from .codegen.errors import TranslationError
 
@@ -94,8 +94,7 @@ def _class_dtype(c) -> str:
 
 def _generics(kir) -> list[str]:
     bound = {c.rust_name: _class_dtype(c) for c in kir.dtype_classes}
-    derived = [bound.get(d.then if bound[d.of] == d.when else d.other, d.then if bound[d.of] == d.when else d.other)
-               for d in kir.derived]
+    derived = [emit.derived_dtype(d, bound) for d in kir.derived]
     return list(bound.values()) + derived + [
         "false" if c.kind == "bool" else str(DEFAULT_INT) for c in kir.consts]
 

@@ -267,7 +267,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         types = ", ".join(_RUST_TYPES[d] for d in combo)
         # Derived dtypes are fixed per arm, passed to cutile by name.
         bound = {c.rust_name: d for c, d in zip(kernel.dtype_classes, combo)}
-        derived = [f'"{_pick(d, bound)}"' for d in kernel.derived]
+        derived = [f'"{derived_dtype(d, bound)}"' for d in kernel.derived]
         arms.append((f"({pattern})" if len(combo) > 1 else pattern,
                      f"{k}_typed::<{types}>({', '.join(typed_args + derived)})"))
     scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
@@ -324,7 +324,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     }
 
 
-def _pick(d: ir.DerivedDType, bound: dict[str, str]) -> str:
+def derived_dtype(d: ir.DerivedDType, bound: dict[str, str]) -> str:
     """The cutile dtype `d` stands for when its class is bound as in `bound`."""
     chosen = d.then if bound[d.of] == d.when else d.other
     return bound.get(chosen, chosen)
