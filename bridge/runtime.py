@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from . import builder as _build
 from . import toolchain
+from .codegen.frontend import KERNEL_HINTS, kernel_hints
 from .errors import ArgumentError, BuildError
 
 
@@ -94,21 +95,14 @@ def _hints(kernel: Any) -> tuple | None:
     """(occupancy, num_ctas, num_worker_warps) of the kernel object being launched, for this GPU:
     a `ct.kernel(...).replace_hints(...)` object (TileGym's autotuned configurations) carries
     its own, which the Rust launch honours as cuTile Python's does."""
-    options = getattr(kernel, "_compiler_options", None)
-    if options is None:
+    if getattr(kernel, "_compiler_options", None) is None:
         return None
     cached = _HINTS.get(id(kernel))
     if cached is not None and cached[0] is kernel:
         return cached[1]
     arch = _arch()
-    values = []
-    for key in ("occupancy", "num_ctas", "num_worker_warps"):
-        value = getattr(options, key, None)
-        by_target = getattr(value, "_by_target", None)
-        if by_target is not None:
-            default = getattr(value, "_default", None)
-            value = by_target.get(arch, default if isinstance(default, int) else None)
-        values.append(value if isinstance(value, int) else None)
+    by_hint = kernel_hints(kernel)  # {hint: {"default" | "sm_XY": value}}, as the translation reads them
+    values = [by_hint.get(h, {}).get(arch, by_hint.get(h, {}).get("default")) for h in KERNEL_HINTS]
     hints = tuple(values) if any(v is not None for v in values) else None
     _HINTS[id(kernel)] = (kernel, hints)
     return hints

@@ -90,7 +90,7 @@ def kernels_in(target: Any) -> list[Any]:
 KERNEL_HINTS = ("occupancy", "num_ctas", "num_worker_warps")
 
 
-def _compiler_options(kernel: Any) -> dict[str, dict[str, int]]:
+def kernel_hints(kernel: Any) -> dict[str, dict[str, int]]:
     """The kernel's hints as {hint: {target: value}}, target "default" or "sm_XY"
     (`ct.ByTarget` gives several)."""
     opts = getattr(kernel, "_compiler_options", None)
@@ -133,7 +133,7 @@ def load(kernel: Any) -> KernelSource:
         filename=filename,
         source_lines=source_lines,
         globals=func.__globals__,
-        options=_compiler_options(kernel),
+        options=kernel_hints(kernel),
     )
 
 
