@@ -19,9 +19,19 @@ def scaled_silu(x, y, alpha: float, beta: float, TILE: ct.Constant[int]):
     ct.store(y, index=(pid,), tile=out.astype(y.dtype))
 
 
+@ct.kernel
+def scaled_silu_in_place(x, alpha: float, beta: float, TILE: ct.Constant[int]):
+    """The same in place (like torch's `silu_`): `x` is both read and written."""
+    pid = ct.bid(0)
+    tf = ct.load(x, index=(pid,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
+    sig = 1.0 / (1.0 + ct.exp2(-tf * LOG2E))
+    ct.store(x, index=(pid,), tile=(alpha * (tf * sig) + beta).astype(x.dtype))
+
+
 def cases(torch):
     n = 1_000_003  # not a multiple of the tile
     for dtype in (torch.float32, torch.bfloat16):
         x = torch.randn(n, device="cuda", dtype=dtype)
         y = torch.empty_like(x)
         yield scaled_silu, (ct.cdiv(n, 512),), (x, y, 1.5, -0.25, 512)
+        yield scaled_silu_in_place, (ct.cdiv(n, 512),), (x.clone(), 1.5, -0.25, 512)

@@ -3,6 +3,7 @@ reject bad arguments with Python exceptions, and compile through cutile to Tile 
 sm_90 cubin with the pip tileiras."""
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -40,7 +41,8 @@ def fakes(n=4096, typestr="<f4"):
 
 def test_extension_imports_without_gpu(examples_ext):
     meta = json.loads(examples_ext.__tilebridge__)
-    assert sorted(meta["kernels"]) == ["group_rotate", "matmul", "row_softmax", "scaled_silu", "vector_add"]
+    assert sorted(meta["kernels"]) == ["group_rotate", "matmul", "row_softmax", "scaled_silu", "scaled_silu_in_place",
+                                      "vector_add"]
     assert meta["kernels"]["matmul"]["params"][2] == {
         "name": "C", "kind": "array", "rank": 2, "written": True, "tile": ["TM", "TN"], "dtype_class": "E1"}
     for k in meta["kernels"]:
@@ -201,6 +203,17 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
     for name, generics in (("persistent_copy", ["f32", "64", "256"]), ("reversed_copy", ["f32", "256"])):
         ir, _ = ext._compile_only(name, generics, [("x", [1]), ("y", [1])], "sm_90")
         assert "store_view_tko" in ir
+    # an array updated in place: loaded and stored through one mutable view, so one token chain
+    assert meta["add_in_place"]["unsafe_reasons"] == ["updates 'y' in place through an unchecked partition"]
+    assert [p["written"] for p in meta["add_in_place"]["params"][:2]] == [False, True]
+    ir, _ = ext._compile_only("add_in_place", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    assert sum("make_partition_view" in line for line in ir.splitlines()) == 2  # x's and y's
+    loaded_y = re.search(r"(%\d+), (%\d+) = load_view_tko weak (%\d+)\[", ir)  # y's, the first load
+    store = re.search(r"store_view_tko weak %\d+, (%\d+)\[.*token = (%\d+) :", ir)
+    assert store and store.group(1) == loaded_y.group(3) and store.group(2) == loaded_y.group(2), ir
+    # written or read depending on a ct.Constant[bool] that cutile folds: both forms compile
+    for compute in ("true", "false"):
+        ext._compile_only("stats_or_reuse", ["f32", compute, "256"], [("x", [1]), ("mean", [1])], "sm_90")
     with pytest.raises(tb.DeviceError):  # any grid is accepted: the kernel decides what it covers
         ext.persistent_copy((3,), FakeCudaArray((4096,)), FakeCudaArray((4096,), ptr=0x7100_0000), N_TILES=16,
                             TILE=256)

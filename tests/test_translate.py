@@ -87,7 +87,6 @@ def _marked_line(kernel_name: str) -> int:
     ("while_loop", "While statements"),
     ("helper_call", "*args"),
     ("gather", "indices must be integers"),
-    ("read_modify_write", "read-modify-write"),
     ("permuted_load", "both order= and a non-zero padding_mode"),
     ("conditional_expression", "must choose between scalars"),
     ("computed_shape", "tile shapes must be"),

@@ -52,8 +52,13 @@ class Translator(ArrayAccess, TileOps):
     accesses in `access`, the `ct.*` operations in `tile_ops`."""
 
     def __init__(self, src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
-                 lift_gathers: bool = False):
+                 lift_gathers: bool = False, uses: dict[str, _ArrayUse] | None = None):
         self.src = src
+        # How often each array is loaded and stored once constant branches are folded and helpers
+        # inlined: counted by a first pass (`survey`, uses=None), which decides nothing on them.
+        self.survey = uses is None
+        self.uses: dict[str, _ArrayUse] = dict(uses or {})
+        self.counted: dict[str, _ArrayUse] = {}
         # Gathers/scatters at (scalars, arange(n) + k*n) as checked tile accesses instead of pointers:
         # safe, but padded tile loads can lower to per-element branches where a masked gather does not.
         self.lift_gathers = lift_gathers
@@ -64,6 +69,8 @@ class Translator(ArrayAccess, TileOps):
         self.union = _DTypeUnion()
         self.partitions: dict[tuple, str] = {}
         self.partition_lets: list[ir.Let] = []
+        # (array, tile shape) -> padding (None: as stores make it) -> mutable view variable
+        self.mutable_views: dict[tuple, dict[str | None, str]] = {}
         self.used_names: set[str] = {n.id for n in ast.walk(src.func) if isinstance(n, ast.Name)}
         self.used_names |= {a.arg for a in src.func.args.args}
         self.unsafe_reasons: list[str] = []
@@ -72,7 +79,6 @@ class Translator(ArrayAccess, TileOps):
         self.launch_checks: list[tuple[ir.Expr, str]] = []  # ct.static_assert over ct.Constant values
         self.lines: set[int] = set()
         self.line = src.func.lineno
-        self.uses: dict[str, _ArrayUse] = {}
         self.loop_assigned: set[str] = set()
         self.temps: set[str] = set()
         self.globals: dict[str, Any] = src.globals  # the inlined helper's, while inlining one
@@ -94,7 +100,10 @@ class Translator(ArrayAccess, TileOps):
         fn = self.src.func
         self._check_signature(fn)
         self._params(fn)
-        self._scan_array_uses(fn)
+        self._scan_ranks(fn)
+        self.counted = {name: _ArrayUse() for name in self.arrays}
+        if self.survey:
+            self.uses = {name: _ArrayUse() for name in self.arrays}
         # Names a loop reassigns may hold any value there: no facts about them survive.
         self.loop_assigned = {t.id for loop in ast.walk(fn) if isinstance(loop, (ast.For, ast.While))
                               for st in ast.walk(loop) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
@@ -216,39 +225,30 @@ class Translator(ArrayAccess, TileOps):
             self.params.append(param)
             self.scopes[0][name] = _Binding(val, None, 0)
 
-    def _scan_array_uses(self, fn: ast.FunctionDef) -> None:
-        """How each array parameter is used, to decide which ones are safe outputs."""
-        self.uses = {name: _ArrayUse() for name in self.arrays}
-        counted: set[int] = set()
+    def _scan_ranks(self, fn: ast.FunctionDef) -> None:
+        """An array's rank is the length of any tile shape or index the kernel uses it with."""
         for node in ast.walk(fn):
-            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
-                target = node.args[0].id
-                fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
-                kind = {"load": "loads", "gather": "loads", "store": "stores", "scatter": "stores"}.get(fname)
-                if target in self.uses and kind:
-                    setattr(self.uses[target], kind, getattr(self.uses[target], kind) + 1)
-                    counted.add(id(node.args[0]))
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in (
-                    "dtype", "shape", "ndim"):
-                counted.add(id(node.value))  # metadata, not the array's contents
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "num_tiles"
-                    and node.args and isinstance(node.args[0], ast.Name)):
-                counted.add(id(node.args[0]))
-            # An array's rank is the length of any tile shape or index it is used with.
-            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
-                fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
-                target = node.args[0].id
-                key, pos = {"load": ("shape", 2), "store": ("index", 1), "num_tiles": ("shape", 2),
-                            "gather": ("indices", 1), "scatter": ("indices", 1)}.get(fname, (None, 0))
-                arg = next((k.value for k in node.keywords if k.arg == key), None) if key else None
-                if key and arg is None and len(node.args) > pos:
-                    arg = node.args[pos]
-                if target in self.arrays and isinstance(arg, ast.Tuple) and not self.arrays[target].rank:
-                    self.arrays[target].rank = len(arg.elts)
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and node.id in self.uses and id(node) not in counted:
-                if isinstance(node.ctx, ast.Load):
-                    self.uses[node.id].other += 1
+            if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)):
+                continue
+            fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            target = node.args[0].id
+            key, pos = {"load": ("shape", 2), "store": ("index", 1), "num_tiles": ("shape", 2),
+                        "gather": ("indices", 1), "scatter": ("indices", 1)}.get(fname, (None, 0))
+            arg = next((k.value for k in node.keywords if k.arg == key), None) if key else None
+            if key and arg is None and len(node.args) > pos:
+                arg = node.args[pos]
+            if target in self.arrays and isinstance(arg, ast.Tuple) and not self.arrays[target].rank:
+                self.arrays[target].rank = len(arg.elts)
+
+    def _count(self, array: ir.ArrayParam, kind: str) -> None:
+        """Counts an access as translated (`kind` is "loads" or "stores")."""
+        use = self.counted[array.name]
+        setattr(use, kind, getattr(use, kind) + 1)
+
+    def read_and_written(self, array: ir.ArrayParam) -> bool:
+        """Whether the kernel both reads and writes `array` (an in-place update)."""
+        use = self.uses[array.name]
+        return bool(use.loads and use.stores)
 
     def _dtype_classes(self) -> tuple[list[ir.DTypeClass], dict[str, str]]:
         """Groups the arrays whose dtypes the kernel ties together; one Rust type parameter each."""
@@ -1104,5 +1104,9 @@ class Translator(ArrayAccess, TileOps):
 
 def analyze(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
             lift_gathers: bool = False) -> ir.KernelIR:
-    """Translates one kernel into the typed IR."""
-    return Translator(src, dtypes, lift_gathers).run()
+    """Translates one kernel into the typed IR: a first pass counts the array accesses that remain
+    once constant branches are folded and helpers inlined, the second decides on those counts
+    which outputs are safe partitions and which arrays are updated in place."""
+    survey = Translator(src, dtypes, lift_gathers)
+    survey.run()
+    return Translator(src, dtypes, lift_gathers, uses=survey.counted).run()

@@ -81,6 +81,7 @@ class ArrayAccess:
     def _ct_load(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma"], 3)
         array = self._array_arg(args["array"], out)
+        self._count(array, "loads")
         shape = self._dims(args["shape"], out)
         index = self._index(args["index"], out)
         if len(index) != len(shape):
@@ -88,14 +89,24 @@ class ArrayAccess:
         self._set_rank(array, len(shape), node)
         order = self._order(args.get("order"), len(shape), out)
         padding = self._padding(args.get("padding_mode"), out)
+        if not self.read_and_written(array) and padding == "padding::Zero":
+            padding = None  # the plain partition pads with zero
         if order is not None and padding is not None:
             raise self.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
-        part = self._partition(array, shape, padding, order)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
         tile_type = ir.TileType(f"${array.name}", shape)
-        load = self._tile_load(part, idx, self._latency_value(node, args.get("latency"), out),
-                               self._tma_value(node, args.get("allow_tma"), out), out, tile_type)
-        return Val("tile", tile_type, load)
+        latency = self._latency_value(node, args.get("latency"), out)
+        tma = self._tma_value(node, args.get("allow_tma"), out)
+        if self.read_and_written(array):
+            if order is not None:
+                raise self.error(node, "ct.load(..., order=...) of an array the kernel also writes is not "
+                                       "supported yet")
+            view = self._mutable_view(array, shape, padding, "it is updated in place")
+            # Bound to a typed name: cutile infers no type for a raw view load inside an expression.
+            return self._bind_temp(out, hint, tile_type, self._tile_load(view, idx, latency, tma, out, tile_type,
+                                                                         mutable=True))
+        part = self._partition(array, shape, padding, order)
+        return Val("tile", tile_type, self._tile_load(part, idx, latency, tma, out, tile_type))
 
     def _latency_value(self, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> int | str | None:
         """A `latency=` hint: cycles, the Rust name of the ct.Constant giving them, or None."""
@@ -125,8 +136,9 @@ class ArrayAccess:
         return tma.py
 
     def _tile_load(self, part: ir.Expr, idx: ir.Index, latency: int | str | None, tma: bool | ir.Expr,
-                   out: list[ir.Stmt], tile_type: ir.TileType | None = None) -> ir.Expr:
-        """A partition load with the optional latency hint and TMA switch of ct.load."""
+                   out: list[ir.Stmt], tile_type: ir.TileType | None = None, mutable: bool = False) -> ir.Expr:
+        """A partition load with the optional latency hint and TMA switch of ct.load; from a
+        mutable view (`mutable`) when the kernel also writes the array."""
         if not isinstance(tma, bool):
             # A ct.Constant[bool]: both loads, chosen by the const generic (cutile folds the branch).
             # They assign one variable, whose declared type tells cutile what the raw load returns.
@@ -136,9 +148,18 @@ class ArrayAccess:
             out.append(ir.Let(name, tile_type, zero, self.line, mutable=True))
             branches: list[list[ir.Stmt]] = [[], []]
             for branch, flag in zip(branches, (True, False)):
-                branch.append(ir.Assign(name, self._tile_load(part, idx, latency, flag, branch), self.line))
+                branch.append(ir.Assign(name, self._tile_load(part, idx, latency, flag, branch, mutable=mutable),
+                                        self.line))
             out.append(ir.IfElse(tma, branches[0], branches[1], self.line))
             return ir.Var(name)
+        if mutable:
+            # The view's own ordering token puts this load after the block's earlier stores to it.
+            out.append(ir.Do(ir.Call("check_partition_access_mut", (ir.Ref(part), idx)), self.line))
+            return ir.Unsafe(ir.Call("load_view_tko_mut", (
+                ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), self._latency_option(latency),
+                ir.Lit("tma::Enabled" if tma else "tma::Disabled"))),
+                reason="the index was bounds-checked just above; the kernel reads only what its own block "
+                       "writes, as cuTile Python requires of an in-place update")
         if tma:
             if latency is None:
                 return ir.Method(part, "load", (idx,))
@@ -151,6 +172,7 @@ class ArrayAccess:
     def _ct_store(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
         array = self._array_arg(args["array"], out)
+        self._count(array, "stores")
         index = self._index(args["index"], out)
         tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
         if self._order(args.get("order"), len(index), out) is not None:
@@ -197,11 +219,7 @@ class ArrayAccess:
         return Val("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
 
     def _check_unchecked_output(self, node: ast.Call, array: ir.ArrayParam) -> None:
-        """An output written anywhere (unchecked partition or pointers) must be written only."""
-        use = self.uses[array.name]
-        if use.loads or use.other:
-            raise self.error(node, f"'{array.name}' is both read and written (read-modify-write), which is not "
-                                   "supported yet")
+        """An output written anywhere (unchecked partition or pointers) is written nowhere per block."""
         if array.tile is not None:
             raise self.error(node, f"'{array.name}' is stored both per block and elsewhere")
 
@@ -212,22 +230,8 @@ class ArrayAccess:
         cuTile Python."""
         self._check_unchecked_output(node, array)
         array.written = True
-        key = (array.name, tile.shape, "out")
-        if key not in self.partitions:
-            name = self.fresh(f"{rust_name(array.name)}_out")
-            source = ir.Var(rust_name(array.name))
-            value = ir.Unsafe(ir.Method(source, "partition_full_mut", (ir.Shape(tile.shape),)),
-                              reason=f"cutile cannot prove that blocks store disjoint tiles of `{array.name}` "
-                                     f"({reason}); the kernel guarantees it, as cuTile Python requires")
-            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", tile.shape, mutable=True),
-                                              value, self.line, mutable=True))
-            self.partitions[key] = name
-            self.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
-        for d in tile.shape:
-            if isinstance(d, str):
-                self._mark_tile_dim(d)
+        part = self._mutable_view(array, tile.shape, None, reason)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        part = ir.Var(self.partitions[key])
         if hints is None:
             return Val("tile", None, ir.Method(part, "store", (tile.expr, idx)))
         # The same bounds check `store` makes, then the raw store with the hints.
@@ -244,12 +248,41 @@ class ArrayAccess:
             reason=f"the index was bounds-checked just above; blocks store disjoint tiles of `{array.name}`, "
                    "as cuTile Python requires"))
 
+    def _mutable_view(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
+                      reason: str) -> ir.Var:
+        """The mutable partition of the whole of `array` in tiles of `shape` through which the
+        kernel stores (and, updating in place, loads) tiles cutile cannot prove disjoint. Loads
+        without a padding_mode share the stores' view, and so its ordering token; a padded load
+        gets a view of its own (tileiras refuses stores through a padded view), ordered with the
+        stores by the data that flows from one to the other, as in-place updates are written."""
+        views = self.mutable_views.setdefault((array.name, shape), {})
+        view = views.get(padding)
+        if view is None:
+            view = self.fresh(f"{rust_name(array.name)}_out")
+            source = ir.Var(rust_name(array.name))
+            why = (f"cutile cannot prove that blocks store disjoint tiles of `{array.name}` ({reason}); the kernel "
+                   "guarantees it, as cuTile Python requires")
+            if self.read_and_written(array):
+                value: ir.Expr = ir.Call("make_partition_view_mut", (
+                    source, ir.Shape(shape), ir.Lit(padding or "padding::None"), ir.Call("get_tensor_token", (source,))))
+                self.unsafe_reasons.append(f"updates '{array.name}' in place through an unchecked partition")
+            else:
+                value = ir.Method(source, "partition_full_mut", (ir.Shape(shape),))
+                self.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
+            self.partition_lets.append(ir.Let(view, ir.PartitionType(f"${array.name}", shape, mutable=True),
+                                              ir.Unsafe(value, reason=why), self.line, mutable=True))
+            views[padding] = view
+        for d in shape:
+            if isinstance(d, str):
+                self._mark_tile_dim(d)
+        return ir.Var(view)
+
     def _unsafe_store_reason(self, array: ir.ArrayParam, index: list[Val]) -> str | None:
         """None when a store is one tile per block at the block's own index: a safe partition."""
         use = self.uses[array.name]
         if use.stores != 1:
             return f"'{array.name}' is stored more than once"
-        if use.loads or use.other:
+        if use.loads:
             return f"'{array.name}' is also read"
         if self.depth != 0:
             return "the store is inside a loop"
@@ -295,10 +328,12 @@ class ArrayAccess:
     def _ct_gather(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
         array = self._array_arg(args["array"], out)
+        self._count(array, "loads")
         pad = self.expr(args["padding_value"], out) if "padding_value" in args else Val("const", py=0)
         if pad.kind != "const" or not isinstance(pad.py, (int, float)):
             raise self.error(node, "padding_value must be a number known at translation time")
-        if self.lift_gathers and "mask" not in args and (lifted := self._lifted_gather(node, args, array, pad, out, hint)):
+        if self.lift_gathers and "mask" not in args and not self.read_and_written(array) and (
+                lifted := self._lifted_gather(node, args, array, pad, out, hint)):
             return lifted
         shape, ptrs, mask = self._pointers(node, array, args, write=False, out=out, hint=hint)
         padding = None
@@ -312,7 +347,9 @@ class ArrayAccess:
         load = ir.Unsafe(ir.Call("load_ptr_tko", (
             ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
             ir.Lit("None"), padding or ir.Lit("None"), ir.Lit("None"), self._latency(node, args.get("latency"), out))),
-            reason=why.format(a=array.name) + "; it is only read in this kernel")
+            reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
+                                               "requires" if self.read_and_written(array) else
+                                               "; it is only read in this kernel"))
         name = self.fresh(hint)
         self.temps.add(name)
         tile_type = ir.TileType(f"${array.name}", shape)
@@ -322,6 +359,7 @@ class ArrayAccess:
     def _ct_scatter(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
         array = self._array_arg(args["array"], out)
+        self._count(array, "stores")
         if self.lift_gathers and "mask" not in args and "latency" not in args:
             lifted = self._lifted_scatter(node, args, array, out)
             if lifted is not None:

@@ -40,7 +40,7 @@ _RUST_KEYWORDS = set(
 
 
 _PADDING = {
-    "ZERO": None,  # the plain partition pads with zero
+    "ZERO": "padding::Zero",  # as the plain partition pads
     "UNDETERMINED": None,
     "NEG_INF": "padding::NegInf",
     "POS_INF": "padding::PosInf",

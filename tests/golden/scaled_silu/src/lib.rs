@@ -95,6 +95,58 @@ fn scaled_silu_typed<E0: Element, E1: Element>(
     launch.submit(&context, op)
 }
 
+/// Launches `scaled_silu_in_place` (scaled_silu.py:23) on the caller's stream.
+#[pyfunction]
+#[pyo3(signature = (grid, x, alpha, beta, *, TILE, stream = None, sync = true, hints = None))]
+#[allow(clippy::too_many_arguments)]
+fn scaled_silu_in_place<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    alpha: f32,
+    beta: f32,
+    TILE: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
+) -> PyResult<()> {
+    guard("scaled_silu_in_place", || {
+        let mut launch = Launch::new(py, "scaled_silu_in_place", grid, stream, sync)?;
+        launch.set_hints(hints)?;
+        let x = launch.output(x, "x", 1)?;
+        let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        check_tile_dim("scaled_silu_in_place", "TILE", TILE)?;
+        match e0 {
+            ElemType::F32 => scaled_silu_in_place_typed::<f32>(launch, x, alpha, beta, TILE),
+            ElemType::F16 => scaled_silu_in_place_typed::<f16>(launch, x, alpha, beta, TILE),
+            ElemType::BF16 => scaled_silu_in_place_typed::<bf16>(launch, x, alpha, beta, TILE),
+            // same_elem admitted only the combinations above.
+            _ => Err(tilebridge_runtime::error::argument(
+                "unsupported dtype combination",
+            )),
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scaled_silu_in_place_typed<E0: Element>(
+    mut launch: Launch<'_>,
+    x: Array,
+    alpha: f32,
+    beta: f32,
+    TILE: i32,
+) -> PyResult<()> {
+    let context = launch.context()?;
+    let x = x.tensor::<E0>(launch.py, &context);
+    let mut op = kernels::scaled_silu_in_place(&x, alpha, beta)
+        .generics(vec![E0::DTYPE.as_str().to_string(), TILE.to_string()])
+        .grid(launch.grid);
+    if let Some(options) = launch.compile_options() {
+        op = op.compile_options(options);
+    }
+    launch.submit(&context, op)
+}
+
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
 #[pyfunction]
 #[pyo3(signature = (kernel, generics, strides, target = "sm_90"))]
@@ -109,7 +161,7 @@ fn _compile_only<'py>(
         py,
         kernels::__module_ast_self,
         "kernels",
-        &["scaled_silu"],
+        &["scaled_silu", "scaled_silu_in_place"],
         kernel,
         generics,
         strides,
@@ -126,6 +178,7 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
 #[pymodule]
 fn scaled_silu_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scaled_silu, m)?)?;
+    m.add_function(wrap_pyfunction!(scaled_silu_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
     m.add_function(wrap_pyfunction!(_profile, m)?)?;
     m.add("__tilebridge__", include_str!("../tilebridge.json"))?;

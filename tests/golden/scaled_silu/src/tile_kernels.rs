@@ -37,4 +37,54 @@ pub mod kernels {
         let y_tile: Tile<E1, { [TILE] }> = convert_tile(out);
         y.store(y_tile);
     }
+
+    /// scaled_silu.py:23: `def scaled_silu_in_place(x, alpha: float, beta: float, TILE: ct.Constant[int]):`
+    ///
+    /// Unsafe blocks: updates 'x' in place through an unchecked partition.
+    #[cutile::entry()]
+    fn scaled_silu_in_place<E0: ElementType, const TILE: i32>(
+        x: &Tensor<E0, { [-1] }>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        // scaled_silu.py:26: tf = ct.load(x, index=(pid,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
+        // SAFETY: cutile cannot prove that blocks store disjoint tiles of `x` (it is updated in place); the kernel guarantees it, as cuTile Python requires.
+        let mut x_out: PartitionMut<E0, { [TILE] }> = unsafe {
+            make_partition_view_mut(x, const_shape![TILE], padding::Zero, get_tensor_token(x))
+        };
+        // scaled_silu.py:28: ct.store(x, index=(pid,), tile=(alpha * (tf * sig) + beta).astype(x.dtype))
+        // SAFETY: cutile cannot prove that blocks store disjoint tiles of `x` ('x' is also read); the kernel guarantees it, as cuTile Python requires.
+        let mut x_out_2: PartitionMut<E0, { [TILE] }> = unsafe {
+            make_partition_view_mut(x, const_shape![TILE], padding::None, get_tensor_token(x))
+        };
+        // scaled_silu.py:25: pid = ct.bid(0)
+        let pid: i32 = get_tile_block_id().0;
+        // scaled_silu.py:26: tf = ct.load(x, index=(pid,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
+        check_partition_access_mut(&x_out, [pid]);
+        // SAFETY: the index was bounds-checked just above; the kernel reads only what its own block writes, as cuTile Python requires of an in-place update.
+        let tf_2: Tile<E0, { [TILE] }> = unsafe {
+            load_view_tko_mut(
+                &x_out,
+                [pid],
+                ordering::Weak,
+                scope::TileBlock,
+                None,
+                tma::Enabled,
+            )
+        };
+        let tf: Tile<f32, { [TILE] }> = convert_tile(tf_2);
+        // scaled_silu.py:27: sig = 1.0 / (1.0 + ct.exp2(-tf * LOG2E))
+        let sig: Tile<f32, { [TILE] }> = broadcast_scalar(1.0f32, const_shape![TILE])
+            / (broadcast_scalar(1.0f32, const_shape![TILE])
+                + exp2(
+                    negf(tf) * broadcast_scalar(1.4426950408889634f32, const_shape![TILE]),
+                    ftz::Disabled,
+                ));
+        // scaled_silu.py:28: ct.store(x, index=(pid,), tile=(alpha * (tf * sig) + beta).astype(x.dtype))
+        let x_tile: Tile<E0, { [TILE] }> = convert_tile(
+            broadcast_scalar(alpha, const_shape![TILE]) * (tf * sig)
+                + broadcast_scalar(beta, const_shape![TILE]),
+        );
+        x_out_2.store(x_tile, [pid]);
+    }
 }
