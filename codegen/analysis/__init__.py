@@ -480,11 +480,14 @@ class Translator(ArrayAccess, TileOps):
                     branch.append(ir.Assign(var, lit, node.lineno))
                 self.scopes[-1][name] = _Binding(Val("scalar", ir.ScalarType(dt), ir.Var(var)), None, self.depth)
                 continue
-            if first.let is None or second.let is None or first.val.type != second.val.type:
+            if first.let is None or second.let is None:
                 continue
             lets = (first.let, second.let)
             if not all(let in branch for let, branch in zip(lets, branches)):
                 continue  # bound inside a nested block of the branch
+            converted = self._common_branch_dtype(first.val.type, second.val.type)
+            if first.val.type != second.val.type and converted is None:
+                continue
             # Each branch's last binding of the name becomes an assignment to one variable declared
             # before the `if`; where a branch binds the name more than once (e.g. `a = load(..)`
             # then `a = transpose(a)`), that variable gets a name of its own, so the earlier
@@ -493,17 +496,35 @@ class Translator(ArrayAccess, TileOps):
                            for branch in branches for st in branch)
             var = (self.fresh(lets[0].name) if shadowed or lets[0].name != lets[1].name or any(l.mutable for l in lets)
                    else lets[0].name)
-            zero = self._zero(first.val.type, out, var)
+            type_ = converted or first.val.type
+            zero = self._zero(type_, out, var)
             if zero is None:
                 continue
-            outer = ir.Let(var, first.val.type, zero, node.lineno, mutable=True)
+            outer = ir.Let(var, type_, zero, node.lineno, mutable=True)
             out.append(outer)
-            for let, branch in zip(lets, branches):
-                if let.mutable:  # later statements of the branch assign it: copy it out at the end
+            for let, val, branch in zip(lets, (first.val, second.val), branches):
+                if converted is not None and val.type != converted:
+                    branch.append(ir.Assign(var, ir.Call("convert_tile", (ir.Var(let.name),)), let.line))
+                elif let.mutable:  # later statements of the branch assign it: copy it out at the end
                     branch.append(ir.Assign(var, ir.Var(let.name), let.line))
                 else:
                     branch[branch.index(let)] = ir.Assign(var, let.value, let.line)
-            self.scopes[-1][name] = _Binding(Val(first.val.kind, first.val.type, ir.Var(var)), outer, self.depth)
+            self.scopes[-1][name] = _Binding(Val(first.val.kind, type_, ir.Var(var)), outer, self.depth)
+
+    def _common_branch_dtype(self, a: ir.Type, b: ir.Type) -> ir.TileType | None:
+        """Two branches bind one name to tiles of one shape, one of an array's dtype, the other of
+        a concrete dtype (e.g. `mean = ct.sum(x) / D` or `mean = ct.gather(Mean, rows)` under a
+        ct.Constant): cuTile Python traces one branch per specialization, Rust types both. The
+        array's dtype is restricted to the concrete one (the launcher refuses others), so the
+        conversion that makes the branches agree changes nothing. None where that does not apply."""
+        if not (isinstance(a, ir.TileType) and isinstance(b, ir.TileType) and a.shape == b.shape):
+            return None
+        da, db = self.union.find(a.dtype), self.union.find(b.dtype)
+        if da == db or da.startswith("$") == db.startswith("$"):
+            return None
+        generic, concrete = (da, db) if da.startswith("$") else (db, da)
+        self.stored_dtypes.setdefault(generic[1:], set()).add(concrete)
+        return ir.TileType(concrete, a.shape)
 
     def _zero(self, type_: ir.Type, out: list[ir.Stmt], hint: str) -> ir.Expr | None:
         """A placeholder value of `type_` (overwritten by both branches before any use)."""
@@ -1035,6 +1056,14 @@ class Translator(ArrayAccess, TileOps):
             if val.kind == "scalar" and val.dtype == "bool":  # the DSL has no unary `!`
                 return Val("scalar", val.type, ir.Binary("==", val.expr, ir.Lit("false")))
             raise self.error(node, "`not` takes a bool here")
+        if isinstance(node.op, ast.Invert):  # bitwise not, of integers
+            if val.kind == "const" and isinstance(val.py, int):
+                return Val("const", py=~val.py)
+            if val.kind == "tile" and self.union.find(val.dtype) in ("i32", "i64"):
+                return Val("tile", val.type, ir.Call("noti", (val.expr,)))
+            if val.kind == "scalar" and val.dtype in ("i32", "i64"):
+                return Val("scalar", val.type, ir.Binary("^", val.expr, ir.Lit(f"-1{val.dtype}")))
+            raise self.error(node, "~ takes an integer here")
         if not isinstance(node.op, ast.USub):
             raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
         if val.kind == "const":
