@@ -192,6 +192,24 @@ def test_math_modes_compile(monkeypatch):
     assert "occupancy = 4" in entry and "sm_100 = {num_cta_in_cga = 2" in entry, entry
 
 
+def test_checked_ops_compile(monkeypatch):
+    """Bit operations, prefix sums, extract and n-D transposes reach sm_90 (tests/gpu checks their numbers)."""
+    from conftest import REPO
+
+    ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    rows, cube = [-1, 1], [-1, -1, 1]
+    for name, generics, strides, ops in (
+            ("hash_keep", ["f16", "f16", "12345", "1024"], [("x", [1]), ("y", [1])],
+             ["shri", "shli", "xori", "andi", "select"]),
+            ("row_cumsum", ["f32", "f32", "f32", "16", "64"], [("x", rows), ("y", rows), ("z", rows)], ["scan"]),
+            ("second_half", ["bf16", "128"], [("x", rows), ("y", rows)], ["extract"]),
+            ("swap_outer_axes", ["f32", "4", "8", "16"], [("x", cube), ("y", cube)], ["permute"])):
+        ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
+        assert all(op in ir for op in ops), (name, ir)
+        coverage._cubin(bytecode)  # and tileiras takes it
+
+
 def test_unchecked_outputs_compile_and_say_why(monkeypatch):
     from conftest import REPO
 

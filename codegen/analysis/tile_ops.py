@@ -5,7 +5,11 @@ from __future__ import annotations
 import ast
 
 from .. import ir
-from .values import _FLOATS, _UNARY_MATH, _REDUCTIONS, float_literal, rust_name, Val, _fold
+from .values import _FLOATS, _UNARY_MATH, _REDUCTIONS, float_literal, rust_name, Val, _Binding, _fold
+
+
+# Tile methods that are the ct function of the same name with the tile first.
+_TILE_METHODS = ("permute", "transpose", "expand_dims", "extract", "cumsum", "sum", "max", "min", "prod")
 
 
 class TileOps:
@@ -118,6 +122,15 @@ class TileOps:
                 raise self.error(node, ".item() of a tile of an array's dtype is not supported yet; cast it first")
             scalar = self._bind_temp(out, hint, ir.TileType(recv.dtype, ()), ir.Method(recv.expr, "reshape", (ir.Shape(()),)))
             return self._bind_temp(out, hint, ir.ScalarType(dtype), ir.Call("tile_to_scalar", (scalar.expr,)))
+        if name in _TILE_METHODS:
+            # `t.permute(axes)` is `ct.permute(t, axes)`: the receiver, bound to a name, goes first.
+            receiver = self.fresh("_receiver")
+            self.scopes[-1][receiver] = _Binding(recv, None, self.depth)
+            call = ast.copy_location(ast.Call(func=ast.Attribute(value=ast.Name(id="ct", ctx=ast.Load()), attr=name),
+                                              args=[ast.Name(id=receiver, ctx=ast.Load()), *node.args],
+                                              keywords=node.keywords), node)
+            ast.fix_missing_locations(call)
+            return getattr(self, f"_ct_{name}")(call, out, hint)
         raise self.error(node, f"tile method '.{name}()' is not supported yet")
 
     def _float_tile(self, node: ast.expr, out, hint) -> Val:
@@ -280,7 +293,11 @@ class TileOps:
             raise self.error(args["cond"], "ct.where needs a bool tile (a comparison) as its condition")
         x, y = self.expr(args["x"], out, hint), self.expr(args["y"], out, hint)
         if "tile" not in (x.kind, y.kind):
-            raise self.error(node, "ct.where of two scalars is not supported yet")
+            # Two numbers: a tile of the condition's shape, of their common dtype.
+            scalars = [v for v in (x, y) if v.kind == "scalar"]
+            dtype = (self._scalar_binop(node, "+", x, y).dtype if scalars else
+                     "f32" if any(isinstance(v.py, float) for v in (x, y)) else "i32")
+            x = self._splat(x, dtype, cond.shape, out, hint, node)
         type_, a, b = self._tile_operands(node, x, y, out, hint)
         shape = self._broadcast_shape(cond.shape, type_.shape, node)
         cond = self._broadcast(cond, shape, out, hint)
@@ -317,12 +334,97 @@ class TileOps:
                                ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
 
     def _ct_transpose(self, node: ast.Call, out, hint) -> Val:
+        """Swaps two axes (a 2-D tile's two without axis0/axis1): `.transpose()` in 2-D, a permute else."""
         args = self._args(node, ["x", "axis0", "axis1"], 1)
         x = self._tile_arg(args["x"], out, hint)
-        if len(x.shape) != 2 or "axis0" in args or "axis1" in args:
-            raise self.error(node, "only ct.transpose of a 2-D tile is supported yet")
-        return self._bind_temp(out, hint, ir.TileType(x.dtype, (x.shape[1], x.shape[0])),
-                               ir.Method(x.expr, "transpose"))
+        rank = len(x.shape)
+        if "axis0" not in args and "axis1" not in args:
+            if rank != 2:
+                raise self.error(node, "ct.transpose of a tile that is not 2-D needs axis0 and axis1")
+            axis0, axis1 = 0, 1
+        else:
+            axis0, axis1 = (self._int_const(self.expr(args[k], out), node) if k in args else None
+                            for k in ("axis0", "axis1"))
+            if axis0 is None or axis1 is None:
+                raise self.error(node, "ct.transpose needs both axis0 and axis1, or neither")
+            axis0, axis1 = (a + rank if a < 0 else a for a in (axis0, axis1))
+            if not (0 <= axis0 < rank and 0 <= axis1 < rank):
+                raise self.error(node, f"transpose axes out of range for a rank-{rank} tile")
+        axes = list(range(rank))
+        axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
+        if axes == list(range(rank)):
+            return x
+        shape = tuple(x.shape[a] for a in axes)
+        if rank == 2:
+            return self._bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "transpose"))
+        return self._bind_temp(out, hint, ir.TileType(x.dtype, shape),
+                               ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
+
+    def _bitwise(self, node: ast.Call, op: ast.operator, out, hint) -> Val:
+        """ct.bitwise_and/or/xor/lshift/rshift: the operators `&`, `|`, `^`, `<<`, `>>`."""
+        args = self._args(node, ["x", "y"], 2)
+        binop = ast.copy_location(ast.BinOp(left=args["x"], op=op, right=args["y"]), node)
+        return self.expr(binop, out, hint)
+
+    def _ct_bitwise_and(self, node, out, hint):
+        return self._bitwise(node, ast.BitAnd(), out, hint)
+
+    def _ct_bitwise_or(self, node, out, hint):
+        return self._bitwise(node, ast.BitOr(), out, hint)
+
+    def _ct_bitwise_xor(self, node, out, hint):
+        return self._bitwise(node, ast.BitXor(), out, hint)
+
+    def _ct_bitwise_lshift(self, node, out, hint):
+        return self._bitwise(node, ast.LShift(), out, hint)
+
+    def _ct_bitwise_rshift(self, node, out, hint):
+        return self._bitwise(node, ast.RShift(), out, hint)
+
+    def _ct_bitwise_not(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x"], 1)
+        return self.expr(ast.copy_location(ast.UnaryOp(op=ast.Invert(), operand=args["x"]), node), out, hint)
+
+    def _ct_cumsum(self, node: ast.Call, out, hint) -> Val:
+        """An inclusive prefix sum along one axis: cutile's scan_sum, from the dtype's zero."""
+        args = self._args(node, ["x", "axis", "reverse", "rounding_mode", "flush_to_zero"], 1)
+        x = self._tile_arg(args["x"], out, hint)
+        if self._rounding(args.get("rounding_mode"), out) is not None or self._ftz(args.get("flush_to_zero"), out) \
+                != "ftz::Disabled":
+            raise self.error(node, "ct.cumsum with rounding_mode or flush_to_zero is not supported yet")
+        rank = len(x.shape)
+        axis = self._int_const(self.expr(args["axis"], out), node) if "axis" in args else 0
+        axis = axis + rank if axis < 0 else axis
+        if not 0 <= axis < rank:
+            raise self.error(node, f"axis out of range for a rank-{rank} tile")
+        reverse = self.expr(args["reverse"], out) if "reverse" in args else Val("const", py=False)
+        if reverse.kind != "const" or not isinstance(reverse.py, bool):
+            raise self.error(node, "reverse must be True or False")
+        dtype = self.union.find(x.dtype)
+        if dtype == "bool":
+            raise self.error(node, "ct.cumsum of a bool tile is not supported yet")
+        zero = ir.Lit(f"0{dtype}") if dtype in ("i32", "i64") else float_literal(0.0, dtype) if dtype in (
+            "f32", "f64") else self._bind_temp(out, f"{hint}_zero", ir.ScalarType(x.dtype),
+                                               ir.Call("convert_scalar", (float_literal(0.0),))).expr
+        return self._bind_temp(out, hint, x.type, ir.Call("scan_sum", (
+            x.expr, ir.Lit(f"{axis}i32"), ir.Lit("reverse::Reverse" if reverse.py else "reverse::Forward"), zero)))
+
+    def _ct_extract(self, node: ast.Call, out, hint) -> Val:
+        """The `index`-th block of `shape` in `x` (cutile's extract, with slice indices)."""
+        args = self._args(node, ["x", "index", "shape"], 3)
+        x = self._tile_arg(args["x"], out, hint)
+        shape = self._dims(args["shape"], out)
+        index = self.expr(args["index"], out, hint="index")
+        items = index.py if index.kind == "tuple" else [index]
+        if not len(items) == len(shape) == len(x.shape):
+            raise self.error(node, "ct.extract needs an index and a shape of the tile's rank")
+        for have, want in zip(x.shape, shape):
+            if isinstance(have, int) and isinstance(want, int) and have % want:
+                raise self.error(node, f"ct.extract of shape {shape} does not divide the tile's {x.shape}")
+        indices = [self._bind_temp(out, "index", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (
+            self._i32(i, args["index"]),))).expr for i in items]
+        return self._bind_temp(out, hint, ir.TileType(x.dtype, shape),
+                               ir.Call("extract", (x.expr, ir.Lit(f"[{', '.join(e.name for e in indices)}]"))))
 
     def _ct_cdiv(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["a", "b"], 2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -57,7 +58,7 @@ _REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min", "p
 
 
 _RUST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/", ast.BitAnd: "&",
-             ast.BitOr: "|", ast.BitXor: "^"}
+             ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 
 
 def _a(noun: str) -> str:
@@ -200,19 +201,14 @@ _COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: la
 
 
 def _fold(op: ast.operator, a: Any, b: Any) -> Any:
-    if isinstance(op, ast.Mod):
-        return a % b
-    if isinstance(op, ast.Add):
-        return a + b
-    if isinstance(op, ast.Sub):
-        return a - b
-    if isinstance(op, ast.Mult):
-        return a * b
-    if isinstance(op, ast.Div):
-        return a / b
-    if isinstance(op, ast.FloorDiv):
-        return a // b
-    raise TypeError(op)
+    """`a op b` on two translation-time numbers, as Python computes it."""
+    fold = {ast.Mod: operator.mod, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.BitAnd: operator.and_,
+            ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
+            ast.RShift: operator.rshift, ast.Pow: operator.pow}.get(type(op))
+    if fold is None:
+        raise TypeError(op)
+    return fold(a, b)
 
 
 def _show(t: ir.Type | None) -> str:

@@ -1,0 +1,26 @@
+"""The fixtures that carry inputs (`cases(torch)`), each case through cuTile Python and the Rust
+extension `tilebridge_fixtures`, compared: integer bit operations, prefix sums, extract, n-D
+transposes."""
+
+from pathlib import Path
+
+import pytest
+
+from tilebridge.check import load_cases, run_case
+
+FIXTURES = [Path(__file__).resolve().parents[1] / "fixtures" / "checked_ops.py"]
+
+
+@pytest.fixture(scope="module")
+def fixtures_ext():
+    import tilebridge as tb
+
+    return tb.load("tilebridge_fixtures")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_fixture_cases_match_cutile_python(fixtures_ext, path):
+    results = [run_case(fixtures_ext, kernel, grid, args) for kernel, grid, args in load_cases(path)]
+    for r in results:
+        print(r)
+    assert len(results) == 4 and all(r.ok for r in results), "\n".join(str(r) for r in results)
