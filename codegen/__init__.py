@@ -49,6 +49,7 @@ def translate(
         try:
             kernel = analysis.analyze(src, dtypes, lift_gathers)
             emit.check_launcher_variants(kernel)
+            _check_distinct_name(kernel, kernels)
             kernels.append(kernel)
         except TranslationError as e:
             if not partial:
@@ -60,3 +61,15 @@ def translate(
     crate = emit.render_crate(kernels, module or default_module_name(target), runtime_path, source)
     crate.skipped = skipped
     return crate
+
+
+def _check_distinct_name(kernel: ir.KernelIR, others: list[ir.KernelIR]) -> None:
+    """One crate holds each kernel once, under its name and under the CamelCase struct name
+    `#[cutile::module]` makes of it (`scaled_silu` and `scaled_silu_` both make `ScaledSilu`)."""
+    camel = lambda name: "".join(part.capitalize() for part in name.split("_"))  # noqa: E731
+    for other in others:
+        for mine, theirs in ((kernel.name, other.name), (camel(kernel.name), camel(other.name))):
+            if mine == theirs:
+                raise TranslationError(f"{kernel.file}:{kernel.line}: kernel '{kernel.name}' clashes with "
+                                       f"'{other.name}' ({other.file}:{other.line}) in one extension (both are "
+                                       f"`{mine}` in Rust); rename one or build them into separate extensions")

@@ -13,7 +13,7 @@ import pytest
 
 import tilebridge as tb
 from tilebridge import builder as tbuild
-from tilebridge import toolchain
+from tilebridge import coverage, toolchain
 
 pytestmark = pytest.mark.slow
 

@@ -160,3 +160,14 @@ def test_helpers_from_a_sibling_file_are_inlined(tmp_path):
     crate = tb.translate(pkg / "kernels.py", runtime_path=RUNTIME_CRATE)
     rust = crate.files["src/tile_kernels.rs"]
     assert "t + t" in rust and "kernels.py:9: ct.store(y, index=(ct.bid(0),), tile=doubled(t))" in rust
+
+
+def test_kernels_that_clash_in_rust_are_refused(tmp_path):
+    """`scaled_silu` and `scaled_silu_` are one struct, `ScaledSilu`, to #[cutile::module]."""
+    source = (REPO / "examples" / "scaled_silu.py").read_text().replace("scaled_silu_in_place", "scaled_silu_")
+    (tmp_path / "clash.py").write_text(source)
+    with pytest.raises(tb.TranslationError, match=r"clash.py:23: kernel 'scaled_silu_' clashes with 'scaled_silu' "
+                                                  r"\(clash.py:13\).*`ScaledSilu`"):
+        tb.translate(tmp_path / "clash.py", runtime_path=RUNTIME_CRATE)
+    crate = tb.translate(tmp_path / "clash.py", runtime_path=RUNTIME_CRATE, partial=True)
+    assert crate.skipped and "clashes" in crate.skipped[0]
