@@ -222,15 +222,10 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     keywords = [p.name for p in kernel.params if _by_keyword(p)]
     sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true",
                                                                  "hints = None"])
-    args = ["grid: &Bound<'py, PyAny>"]
-    for p in kernel.params:
-        if isinstance(p, ir.ArrayParam):
-            args.append(f"{rust_name(p.name)}: &Bound<'py, PyAny>")
-    for p in kernel.params:
-        if isinstance(p, ir.ScalarParam):
-            args.append(f"{rust_name(p.name)}: {p.dtype}")
-        elif isinstance(p, ir.ConstParam):
-            args.append(f"{rust_name(p.name)}: {p.kind}")
+    # The Rust parameters in the signature's order: positional ones first, then the keywords.
+    rust_type = {p.name: "&Bound<'py, PyAny>" if isinstance(p, ir.ArrayParam) else
+                 p.dtype if isinstance(p, ir.ScalarParam) else p.kind for p in kernel.params}
+    args = ["grid: &Bound<'py, PyAny>", *(f"{rust_name(n)}: {rust_type[n]}" for n in [*py_params, *keywords])]
     args += ["stream: Option<Bound<'py, PyAny>>", "sync: bool", "hints: Option<tilebridge_runtime::launch::Hints>"]
 
     admit = []
