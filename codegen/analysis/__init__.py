@@ -225,13 +225,32 @@ class Translator(ArrayAccess, TileOps):
             self.params.append(param)
             self.scopes[0][name] = _Binding(val, None, 0)
 
-    def _scan_ranks(self, fn: ast.FunctionDef) -> None:
-        """An array's rank is the length of any tile shape or index the kernel uses it with."""
+    def _scan_ranks(self, fn: ast.FunctionDef, names: dict[str, str] | None = None,
+                    globals_: dict[str, Any] | None = None, seen: frozenset = frozenset()) -> None:
+        """An array's rank is the length of any tile shape or index the kernel uses it with, in
+        its own body or in a helper it passes the array to (`names`: the helper's parameter ->
+        the kernel's array)."""
+        names = {a: a for a in self.arrays} if names is None else names
+        globals_ = self.globals if globals_ is None else globals_
         for node in ast.walk(fn):
-            if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            helper = globals_.get(node.func.id) if isinstance(node.func, ast.Name) else None
+            if isinstance(helper, types.FunctionType) and helper.__name__ not in seen:
+                passed = {p: names[a.id] for p, a in zip(inspect.signature(helper).parameters, node.args)
+                          if isinstance(a, ast.Name) and a.id in names}
+                try:
+                    lines, _ = inspect.getsourcelines(helper)
+                    tree = ast.parse(textwrap.dedent("".join(lines)))
+                except (OSError, TypeError, SyntaxError):
+                    continue
+                if passed:
+                    self._scan_ranks(tree.body[0], passed, helper.__globals__, seen | {helper.__name__})
+                continue
+            if not isinstance(node.args[0], ast.Name) or node.args[0].id not in names:
                 continue
             fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
-            target = node.args[0].id
+            target = names[node.args[0].id]
             key, pos = {"load": ("shape", 2), "store": ("index", 1), "num_tiles": ("shape", 2),
                         "gather": ("indices", 1), "scatter": ("indices", 1)}.get(fname, (None, 0))
             arg = next((k.value for k in node.keywords if k.arg == key), None) if key else None
@@ -326,7 +345,14 @@ class Translator(ArrayAccess, TileOps):
         self.depth_base = self.depth
         self.scopes = [{n: _Binding(v, None, self.depth_base) for n, v in values.items()}]
         self.inlining.append(func.__name__)
+        reassigned = {t.id for st in ast.walk(fdef) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                      for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                      for t in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(t, ast.Name)}
         try:
+            for n in names:
+                if n in reassigned and values[n].kind in ("tile", "scalar"):
+                    # A parameter the helper updates (e.g. in a loop): a local variable of its own.
+                    self._bind(ast.copy_location(ast.Name(id=n, ctx=ast.Store()), node), values[n], out)
             self._block(body[:-1], out)
             ret = body[-1].value
             result = self.expr(ret, out, hint) if ret is not None else Val("const", py=None)
@@ -480,6 +506,8 @@ class Translator(ArrayAccess, TileOps):
                     branch.append(ir.Assign(var, lit, node.lineno))
                 self.scopes[-1][name] = _Binding(Val("scalar", ir.ScalarType(dt), ir.Var(var)), None, self.depth)
                 continue
+            if self._merge_number_and_scalar(node, name, first, second, branches, out):
+                continue
             if first.let is None or second.let is None:
                 continue
             lets = (first.let, second.let)
@@ -505,11 +533,34 @@ class Translator(ArrayAccess, TileOps):
             for let, val, branch in zip(lets, (first.val, second.val), branches):
                 if converted is not None and val.type != converted:
                     branch.append(ir.Assign(var, ir.Call("convert_tile", (ir.Var(let.name),)), let.line))
-                elif let.mutable:  # later statements of the branch assign it: copy it out at the end
+                elif let.mutable or let.name != var:
+                    # Later statements of the branch assign it, or read it under its own name: the
+                    # binding stays, and is copied out at the end.
                     branch.append(ir.Assign(var, ir.Var(let.name), let.line))
                 else:
                     branch[branch.index(let)] = ir.Assign(var, let.value, let.line)
             self.scopes[-1][name] = _Binding(Val(first.val.kind, type_, ir.Var(var)), outer, self.depth)
+
+    def _merge_number_and_scalar(self, node: ast.If, name: str, first: _Binding, second: _Binding,
+                                 branches: list[list[ir.Stmt]], out: list[ir.Stmt]) -> bool:
+        """`start = bid * T // M` in one branch and `start = 0` in the other: one runtime scalar
+        after the `if`, each branch assigning it at its end."""
+        vals = (first.val, second.val)
+        scalar = next((v for v in vals if v.kind == "scalar"), None)
+        number = next((v for v in vals if v.kind == "const" and type(v.py) in (int, float)), None)
+        if scalar is None or number is None or scalar.dtype not in ("i32", "f32") or (
+                isinstance(number.py, float) and scalar.dtype != "f32"):
+            return False
+        var = self.fresh(rust_name(name))
+        type_ = ir.ScalarType(scalar.dtype)
+        out.append(ir.Let(var, type_, self._zero(type_, out, var), node.lineno, mutable=True))
+        for v, branch in zip(vals, branches):
+            value = v.expr if v.kind == "scalar" else (
+                float_literal(float(v.py), "f32") if scalar.dtype == "f32" else ir.Lit(f"{int(v.py)}i32"))
+            branch.append(ir.Assign(var, value, node.lineno))
+        self.scopes[-1][name] = _Binding(Val("scalar", type_, ir.Var(var), nonneg=all(self._nonneg(v) for v in vals)),
+                                         None, self.depth)
+        return True
 
     def _common_branch_dtype(self, a: ir.Type, b: ir.Type) -> ir.TileType | None:
         """Two branches bind one name to tiles of one shape, one of an array's dtype, the other of
