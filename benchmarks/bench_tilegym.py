@@ -54,6 +54,14 @@ def cases():
     yield "silu_and_mul f16 8192x(2x4096)", lambda: tilegym.ops.silu_and_mul(rand(8192, 8192))
     yield "gelu f16 2^26", lambda: tilegym.ops.activation.gelu(rand(1 << 26))
     yield "relu f16 2^26", lambda: tilegym.ops.activation.relu(rand(1 << 26))
+    yield "dropout f16 2^26", lambda: tilegym.ops.dropout(rand(1 << 26), seed=7, p=0.5)
+    cos, sin = rand(4, 2048, 128), rand(4, 2048, 128)  # (batch, seq, head_dim), as LlamaRotaryEmbedding gives
+    yield "rope (in place) f16 4x32x2048x128", lambda: tilegym.ops.apply_rope_base(
+        rand(4, 2048, 32, 128).transpose(1, 2), rand(4, 2048, 8, 128).transpose(1, 2), cos, sin)
+    yield "fmha causal f16 4x32x2048x128", lambda: tilegym.ops.fmha(rand(4, 32, 2048, 128), rand(4, 32, 2048, 128),
+                                                                     rand(4, 32, 2048, 128), is_causal=True)
+    yield "fmha_decode f16 16x32 heads, 8192 keys", lambda: tilegym.ops.fmha_decode(
+        rand(16, 32, 1, 128), rand(16, 8, 8192, 128), rand(16, 8, 8192, 128), 1 / 128 ** 0.5)
 
 
 def recorded_launches(op):

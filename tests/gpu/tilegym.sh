@@ -12,7 +12,9 @@ OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
 T=/tmp/tilegym-src; rm -rf $T; mkdir -p $T && tar -xJf .tilegym/tilegym.tar.xz -C $T || exit 1
 TESTS=${TILEGYM_TESTS:-"tests/ops/test_softmax.py tests/ops/test_bmm.py tests/ops/test_matmul.py tests/ops/test_swiglu.py tests/ops/test_rms_norm.py
   tests/ops/test_layer_norm_legacy.py tests/ops/test_silu_and_mul.py tests/ops/activation/test_gelu.py
-  tests/ops/activation/test_relu.py"}
+  tests/ops/activation/test_relu.py tests/ops/activation/test_geglu.py tests/ops/test_dropout.py tests/ops/test_rope.py
+  tests/ops/test_attention.py tests/ops/test_flash_decode.py tests/ops/test_mla.py tests/ops/test_mla_decoding.py
+  tests/ops/test_mla_decoding_split_kv.py tests/ops/test_gemma_attention_decode.py"}
 # test_op cases only (test_perf is timing).
 SELECT=${TILEGYM_SELECT:-"test_op"}
 rm -f "$OUT/routing.jsonl"
@@ -23,3 +25,5 @@ python3 tests/gpu/tilegym_summary.py "$OUT/routing.jsonl" 2>&1 | tee "$OUT/tileg
 for ext in ${TILEGYM_BENCH_EXTS:-${TILEGYM_EXT:-tilebridge_tilegym}}; do
   PYTHONPATH=$T/src:$PYTHONPATH timeout 200 python3 benchmarks/bench_tilegym.py --ext $ext 2>&1 | tee "$OUT/bench_$ext.txt"
 done
+# The fixtures with inputs (tests/fixtures/checked_ops.py), against cuTile Python, where their wheel came along.
+python3 -m pytest tests/gpu/test_fixtures.py -q -rA -p no:cacheprovider 2>&1 | tee "$OUT/fixtures.txt"
