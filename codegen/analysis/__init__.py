@@ -80,6 +80,8 @@ class Translator(ArrayAccess, TileOps):
         self.lines: set[int] = set()
         self.line = src.func.lineno
         self.loop_assigned: set[str] = set()
+        self.loop_carried: set[str] = set()
+        self.guarded = 0  # > 0 while translating the branches of a runtime condition
         self.temps: set[str] = set()
         self.globals: dict[str, Any] = src.globals  # the inlined helper's, while inlining one
         self.inlining: list[str] = []  # helpers being inlined, innermost last
@@ -109,6 +111,7 @@ class Translator(ArrayAccess, TileOps):
                               for st in ast.walk(loop) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                               for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
                               if isinstance(t, ast.Name)}
+        self.loop_carried = _loop_carried(fn)
         body: list[ir.Stmt] = []
         self._block(fn.body, body, docstring_ok=True)
         for p in self.arrays.values():
@@ -348,9 +351,12 @@ class Translator(ArrayAccess, TileOps):
         reassigned = {t.id for st in ast.walk(fdef) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                       for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
                       for t in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(t, ast.Name)}
+        saved_carried = self.loop_carried
+        self.loop_carried = saved_carried | _loop_carried(fdef) | {
+            n for n in names if n in reassigned and any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(fdef))}
         try:
             for n in names:
-                if n in reassigned and values[n].kind in ("tile", "scalar"):
+                if n in reassigned and (values[n].kind in ("tile", "scalar") or n in self.loop_carried):
                     # A parameter the helper updates (e.g. in a loop): a local variable of its own.
                     self._bind(ast.copy_location(ast.Name(id=n, ctx=ast.Store()), node), values[n], out)
             self._block(body[:-1], out)
@@ -358,6 +364,7 @@ class Translator(ArrayAccess, TileOps):
             result = self.expr(ret, out, hint) if ret is not None else Val("const", py=None)
         finally:
             self.inlining.pop()
+            self.loop_carried = saved_carried
             self.scopes, self.depth_base, self.globals = saved_scopes, saved_base, saved_globals
             self.line = saved_line
         return result
@@ -426,6 +433,11 @@ class Translator(ArrayAccess, TileOps):
             raise self.error(target, "assignment to this target is not supported")
         name = target.id
         prev = self.lookup(name)
+        if val.kind == "const" and type(val.py) in (int, float) and name in self.loop_carried:
+            # `cnt = 0` before a loop that does `cnt += 1`: a runtime variable the loop carries.
+            dt = "i32" if isinstance(val.py, int) else "f32"
+            val = Val("scalar", ir.ScalarType(dt), ir.Lit(f"{val.py}i32") if dt == "i32" else float_literal(val.py),
+                      nonneg=val.py >= 0)
         if val.kind not in ("tile", "scalar"):
             if prev is not None and prev.val.kind in ("tile", "scalar"):
                 raise self.error(target, "rebinding a runtime value to a compile-time value is not supported")
@@ -476,12 +488,14 @@ class Translator(ArrayAccess, TileOps):
         if cond.kind != "scalar" or cond.dtype != "bool":
             raise self.error(node.test, "an if condition must be a scalar comparison, a bool or a constant")
         branches, scopes = [], []
+        self.guarded += 1
         for body in (node.body, node.orelse):
             stmts: list[ir.Stmt] = []
             self.scopes.append({})
             self._block(body, stmts)
             scopes.append(self.scopes.pop())  # names first bound in a branch end with it, as in Rust...
             branches.append(stmts)
+        self.guarded -= 1
         self._hoist_branch_names(node, scopes, branches, out)  # ...unless both branches bind them
         out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
 
@@ -746,7 +760,9 @@ class Translator(ArrayAccess, TileOps):
         cond = self.expr(node.test, out, hint)
         if cond.kind == "const":
             return self.expr(node.body if cond.py else node.orelse, out, hint)
+        self.guarded += 1
         a, b = self.expr(node.body, out, hint), self.expr(node.orelse, out, hint)
+        self.guarded -= 1
         if cond.kind == "dtype_test":
             return self._derived_dtype(node, cond, a, b)
         if cond.kind != "scalar" or "tile" in (a.kind, b.kind):
@@ -954,7 +970,7 @@ class Translator(ArrayAccess, TileOps):
         if isinstance(node.op, ast.Div):
             lhs, rhs = (self._as_f32(v, out, hint) for v in (lhs, rhs))
         if isinstance(node.op, ast.FloorDiv):
-            self._require_positive(rhs)
+            self._require_positive(rhs, scalar=True)
         val = self._scalar_binop(node, op, lhs, rhs)
         if not isinstance(node.op, ast.Sub):
             val.nonneg = self._nonneg(lhs) and self._nonneg(rhs)
@@ -982,9 +998,12 @@ class Translator(ArrayAccess, TileOps):
         return self._bind_temp(out, f"{hint}_floor", ir.ScalarType(dt),
                                ir.If(inexact_and_negative, ir.Binary("-", q.expr, ir.Lit(f"1{dt}")), q.expr))
 
-    def _require_positive(self, divisor: Val) -> None:
+    def _require_positive(self, divisor: Val, scalar: bool = False) -> None:
         """A ct.Constant divisor is checked positive at launch, which makes quotients and
-        remainders of non-negative values non-negative."""
+        remainders of non-negative values non-negative. Not a scalar division under a runtime
+        condition (`h // G if G > 0 else h`): that one gets Python's floor correction instead."""
+        if scalar and self.guarded:
+            return
         if divisor.kind == "scalar" and divisor.dim is not None:
             for p in self.params:
                 if isinstance(p, ir.ConstParam) and p.name == divisor.dim:
@@ -1012,7 +1031,7 @@ class Translator(ArrayAccess, TileOps):
     def _scalar_mod(self, node: ast.BinOp, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
         if "tile" in (lhs.kind, rhs.kind):
             return self._tile_mod(node, lhs, rhs, out, hint)
-        self._require_positive(rhs)
+        self._require_positive(rhs, scalar=True)
         rem = self._scalar_binop(node, "%", lhs, rhs)
         if rem.dtype not in ("i32", "i64"):
             raise self.error(node, "% of floats is not supported yet")
@@ -1180,6 +1199,25 @@ class Translator(ArrayAccess, TileOps):
         if val.kind != "tile":
             raise self.error(node, "expected a tile")
         return val
+
+
+def _loop_carried(fn: ast.FunctionDef) -> set[str]:
+    """Names a loop assigns that are also assigned before it (or elsewhere outside it): each
+    iteration sees the last one's value, so a number bound to one is a runtime variable."""
+    everywhere: list[tuple[int, str]] = []
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for n in t.elts if isinstance(t, ast.Tuple) else [t]:
+                    if isinstance(n, ast.Name):
+                        everywhere.append((id(node), n.id))
+    carried: set[str] = set()
+    for loop in ast.walk(fn):
+        if isinstance(loop, (ast.For, ast.While)):
+            inside = {id(n) for n in ast.walk(loop)}
+            carried |= ({name for i, name in everywhere if i in inside} &
+                        {name for i, name in everywhere if i not in inside})
+    return carried
 
 
 def analyze(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,

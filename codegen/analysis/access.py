@@ -106,7 +106,7 @@ class ArrayAccess:
             return self._bind_temp(out, hint, tile_type, self._tile_load(view, idx, latency, tma, out, tile_type,
                                                                          mutable=True))
         part = self._partition(array, shape, padding, order)
-        return Val("tile", tile_type, self._tile_load(part, idx, latency, tma, out, tile_type))
+        return self._bind_temp(out, hint, tile_type, self._tile_load(part, idx, latency, tma, out, tile_type))
 
     def _latency_value(self, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> int | str | None:
         """A `latency=` hint: cycles, the Rust name of the ct.Constant giving them, or None."""
@@ -152,22 +152,18 @@ class ArrayAccess:
                                         self.line))
             out.append(ir.IfElse(tma, branches[0], branches[1], self.line))
             return ir.Var(name)
+        # The view load itself, as cuTile Python makes it: a tile outside the array reads the padding
+        # (cutile's `Partition::load` traps instead, and TileGym's split loops run past the end).
+        tma_mode = ir.Lit("tma::Enabled" if tma else "tma::Disabled")
         if mutable:
             # The view's own ordering token puts this load after the block's earlier stores to it.
-            out.append(ir.Do(ir.Call("check_partition_access_mut", (ir.Ref(part), idx)), self.line))
             return ir.Unsafe(ir.Call("load_view_tko_mut", (
                 ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"), self._latency_option(latency),
-                ir.Lit("tma::Enabled" if tma else "tma::Disabled"))),
-                reason="the index was bounds-checked just above; the kernel reads only what its own block "
+                tma_mode)),
+                reason="a tile outside the array reads the padding; the kernel reads only what its own block "
                        "writes, as cuTile Python requires of an in-place update")
-        if tma:
-            if latency is None:
-                return ir.Method(part, "load", (idx,))
-            return ir.Method(part, f"load_pipelined::<{latency}>", (idx,))
-        # Without TMA: the raw view load, after the same bounds check `load` makes.
-        out.append(ir.Do(ir.Call("check_partition_access", (ir.Ref(part), idx)), self.line))
         return ir.Call("load_view_tko", (ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"),
-                                         self._latency_option(latency), ir.Lit("tma::Disabled")))
+                                         self._latency_option(latency), tma_mode))
 
     def _ct_store(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
@@ -503,11 +499,10 @@ class ArrayAccess:
         self._set_rank(array, len(index), node)
         part = self._partition(array, shape, padding)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        row = Val("tile", ir.TileType(f"${array.name}", shape),
-                  self._tile_load(part, idx, self._latency_value(node, args.get("latency"), out), True, out))
+        row = self._bind_temp(out, hint, ir.TileType(f"${array.name}", shape), self._tile_load(
+            part, idx, self._latency_value(node, args.get("latency"), out), True, out))
         if len(shape) == 1:
             return row
-        row = self._bind_temp(out, hint, row.type, row.expr)
         return self._bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
 
     def _lifted_scatter(self, node: ast.Call, args: dict, array: ir.ArrayParam, out) -> Val | None:

@@ -8,8 +8,8 @@ from .. import ir
 from .values import _FLOATS, _UNARY_MATH, _REDUCTIONS, float_literal, rust_name, Val, _Binding, _fold
 
 
-# Tile methods that are the ct function of the same name with the tile first.
-_TILE_METHODS = ("permute", "transpose", "expand_dims", "extract", "cumsum", "sum", "max", "min", "prod")
+# cuTile Python's Tile methods that are the ct function of the same name with the tile first.
+_TILE_METHODS = ("permute", "transpose", "extract")
 
 
 class TileOps:

@@ -25,7 +25,15 @@ pub mod kernels {
         } else {
             index_rem
         };
-        let t: Tile<f32, { [TILE] }> = convert_tile(x_part.load([pid / GROUP * GROUP + index_mod]));
+        let t_2: Tile<E0, { [TILE] }> = load_view_tko(
+            &x_part,
+            [pid / GROUP * GROUP + index_mod],
+            ordering::Weak,
+            scope::TileBlock,
+            None,
+            tma::Enabled,
+        );
+        let t: Tile<f32, { [TILE] }> = convert_tile(t_2);
         // group_rotate.py:27: ramp = ct.arange(TILE, dtype=ct.int32).astype(ct.float32)
         let ramp_2: Tile<i32, { [TILE] }> = iota(const_shape![TILE]);
         let ramp: Tile<f32, { [TILE] }> = convert_tile(ramp_2);

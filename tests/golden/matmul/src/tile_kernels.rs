@@ -27,9 +27,23 @@ pub mod kernels {
         // matmul.py:11: for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
         for k in 0i32..num_tiles(&A_part, 1i32) {
             // matmul.py:12: a = ct.load(A, index=(bm, k), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
-            let a: Tile<E0, { [TM, TK] }> = A_part.load([bm, k]);
+            let a: Tile<E0, { [TM, TK] }> = load_view_tko(
+                &A_part,
+                [bm, k],
+                ordering::Weak,
+                scope::TileBlock,
+                None,
+                tma::Enabled,
+            );
             // matmul.py:13: b = ct.load(B, index=(k, bn), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
-            let b: Tile<E0, { [TK, TN] }> = B_part.load([k, bn]);
+            let b: Tile<E0, { [TK, TN] }> = load_view_tko(
+                &B_part,
+                [k, bn],
+                ordering::Weak,
+                scope::TileBlock,
+                None,
+                tma::Enabled,
+            );
             // matmul.py:14: acc = ct.mma(a, b, acc)
             acc = mma(a, b, acc);
         }

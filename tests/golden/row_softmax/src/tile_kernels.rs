@@ -27,7 +27,14 @@ pub mod kernels {
         // row_softmax.py:8: row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // row_softmax.py:9: t = ct.load(x, index=(row, 0), shape=(1, TILE_N), padding_mode=ct.PaddingMode.NEG_INF)
-        let t: Tile<E0, { [1, TILE_N] }> = x_part.load([row, 0i32]);
+        let t: Tile<E0, { [1, TILE_N] }> = load_view_tko(
+            &x_part,
+            [row, 0i32],
+            ordering::Weak,
+            scope::TileBlock,
+            None,
+            tma::Enabled,
+        );
         // row_softmax.py:10: t = t.astype(ct.float32)
         let t: Tile<f32, { [1, TILE_N] }> = convert_tile(t);
         // row_softmax.py:11: m = ct.max(t, axis=1, keepdims=True)

@@ -21,9 +21,23 @@ pub mod kernels {
         // vector_add.py:8: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
-        let ta: Tile<E0, { [TILE] }> = a_part.load([pid]);
+        let ta: Tile<E0, { [TILE] }> = load_view_tko(
+            &a_part,
+            [pid],
+            ordering::Weak,
+            scope::TileBlock,
+            None,
+            tma::Enabled,
+        );
         // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
-        let tb: Tile<E0, { [TILE] }> = b_part.load([pid]);
+        let tb: Tile<E0, { [TILE] }> = load_view_tko(
+            &b_part,
+            [pid],
+            ordering::Weak,
+            scope::TileBlock,
+            None,
+            tma::Enabled,
+        );
         // vector_add.py:11: ct.store(c, index=(pid,), tile=ta + tb)
         c.store(ta + tb);
     }
