@@ -154,6 +154,9 @@ class ArrayAccess:
             return ir.Var(name)
         # The view load itself, as cuTile Python makes it: a tile outside the array reads the padding
         # (cutile's `Partition::load` traps instead, and TileGym's split loops run past the end).
+        # Index components are typed names: cutile infers no type for e.g. a block id inside the call.
+        idx = ir.Index(tuple(e if isinstance(e, (ir.Var, ir.Lit)) else
+                             self._bind_temp(out, "index", ir.ScalarType("i32"), e).expr for e in idx.items))
         tma_mode = ir.Lit("tma::Enabled" if tma else "tma::Disabled")
         if mutable:
             # The view's own ordering token puts this load after the block's earlier stores to it.

@@ -25,9 +25,10 @@ pub mod kernels {
         } else {
             index_rem
         };
+        let index: i32 = pid / GROUP * GROUP + index_mod;
         let t_2: Tile<E0, { [TILE] }> = load_view_tko(
             &x_part,
-            [pid / GROUP * GROUP + index_mod],
+            [index],
             ordering::Weak,
             scope::TileBlock,
             None,
