@@ -386,28 +386,10 @@ class TileOps:
         return self.expr(ast.copy_location(ast.UnaryOp(op=ast.Invert(), operand=args["x"]), node), out, hint)
 
     def _ct_cumsum(self, node: ast.Call, out, hint) -> Val:
-        """An inclusive prefix sum along one axis: cutile's scan_sum, from the dtype's zero."""
-        args = self._args(node, ["x", "axis", "reverse", "rounding_mode", "flush_to_zero"], 1)
-        x = self._tile_arg(args["x"], out, hint)
-        if self._rounding(args.get("rounding_mode"), out) is not None or self._ftz(args.get("flush_to_zero"), out) \
-                != "ftz::Disabled":
-            raise self.error(node, "ct.cumsum with rounding_mode or flush_to_zero is not supported yet")
-        rank = len(x.shape)
-        axis = self._int_const(self.expr(args["axis"], out), node) if "axis" in args else 0
-        axis = axis + rank if axis < 0 else axis
-        if not 0 <= axis < rank:
-            raise self.error(node, f"axis out of range for a rank-{rank} tile")
-        reverse = self.expr(args["reverse"], out) if "reverse" in args else Val("const", py=False)
-        if reverse.kind != "const" or not isinstance(reverse.py, bool):
-            raise self.error(node, "reverse must be True or False")
-        dtype = self.union.find(x.dtype)
-        if dtype == "bool":
-            raise self.error(node, "ct.cumsum of a bool tile is not supported yet")
-        zero = ir.Lit(f"0{dtype}") if dtype in ("i32", "i64") else float_literal(0.0, dtype) if dtype in (
-            "f32", "f64") else self._bind_temp(out, f"{hint}_zero", ir.ScalarType(x.dtype),
-                                               ir.Call("convert_scalar", (float_literal(0.0),))).expr
-        return self._bind_temp(out, hint, x.type, ir.Call("scan_sum", (
-            x.expr, ir.Lit(f"{axis}i32"), ir.Lit("reverse::Reverse" if reverse.py else "reverse::Forward"), zero)))
+        # cutile's scan_sum gave sums that disagree with cuTile Python's ct.cumsum on the H200
+        # (rows of a 16x64 f32 tile, axis 1, max |err| 26): refused until that is understood.
+        raise self.error(node, "ct.cumsum is not supported yet (cutile's scan_sum disagrees with cuTile Python "
+                               "on the GPU)")
 
     def _ct_extract(self, node: ast.Call, out, hint) -> Val:
         """The `index`-th block of `shape` in `x` (cutile's extract, with slice indices)."""
