@@ -29,6 +29,7 @@ from .values import (
     rust_name,
     dtype_name,
     float_literal,
+    number_literal,
     Val,
     _Binding,
     _ArrayUse,
@@ -348,9 +349,7 @@ class Translator(ArrayAccess, TileOps):
         self.depth_base = self.depth
         self.scopes = [{n: _Binding(v, None, self.depth_base) for n, v in values.items()}]
         self.inlining.append(func.__name__)
-        reassigned = {t.id for st in ast.walk(fdef) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                      for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
-                      for t in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(t, ast.Name)}
+        reassigned = {name for _, name in _assignments(fdef)}
         saved_carried = self.loop_carried
         self.loop_carried = saved_carried | _loop_carried(fdef) | {
             n for n in names if n in reassigned and any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(fdef))}
@@ -436,8 +435,7 @@ class Translator(ArrayAccess, TileOps):
         if val.kind == "const" and type(val.py) in (int, float) and name in self.loop_carried:
             # `cnt = 0` before a loop that does `cnt += 1`: a runtime variable the loop carries.
             dt = "i32" if isinstance(val.py, int) else "f32"
-            val = Val("scalar", ir.ScalarType(dt), ir.Lit(f"{val.py}i32") if dt == "i32" else float_literal(val.py),
-                      nonneg=val.py >= 0)
+            val = Val("scalar", ir.ScalarType(dt), number_literal(val.py, dt), nonneg=val.py >= 0)
         if val.kind not in ("tile", "scalar"):
             if prev is not None and prev.val.kind in ("tile", "scalar"):
                 raise self.error(target, "rebinding a runtime value to a compile-time value is not supported")
@@ -516,8 +514,7 @@ class Translator(ArrayAccess, TileOps):
                 out.append(ir.Let(var, ir.ScalarType(dt), self._zero(ir.ScalarType(dt), out, var), node.lineno,
                                   mutable=True))
                 for v, branch in zip(consts, branches):
-                    lit = ir.Lit(f"{v.py}i32") if dt == "i32" else float_literal(v.py)
-                    branch.append(ir.Assign(var, lit, node.lineno))
+                    branch.append(ir.Assign(var, number_literal(v.py, dt), node.lineno))
                 self.scopes[-1][name] = _Binding(Val("scalar", ir.ScalarType(dt), ir.Var(var)), None, self.depth)
                 continue
             if self._merge_number_and_scalar(node, name, first, second, branches, out):
@@ -569,8 +566,7 @@ class Translator(ArrayAccess, TileOps):
         type_ = ir.ScalarType(scalar.dtype)
         out.append(ir.Let(var, type_, self._zero(type_, out, var), node.lineno, mutable=True))
         for v, branch in zip(vals, branches):
-            value = v.expr if v.kind == "scalar" else (
-                float_literal(float(v.py), "f32") if scalar.dtype == "f32" else ir.Lit(f"{int(v.py)}i32"))
+            value = v.expr if v.kind == "scalar" else number_literal(v.py, scalar.dtype)
             branch.append(ir.Assign(var, value, node.lineno))
         self.scopes[-1][name] = _Binding(Val("scalar", type_, ir.Var(var), nonneg=all(self._nonneg(v) for v in vals)),
                                          None, self.depth)
@@ -1070,7 +1066,7 @@ class Translator(ArrayAccess, TileOps):
                     raise self.error(node, f"mixed scalar dtypes {lhs.dtype} and {rhs.dtype}")
                 return v.expr
             if v.kind == "const":
-                return float_literal(v.py, dtype) if dtype in _FLOATS else ir.Lit(f"{int(v.py)}{dtype}")
+                return number_literal(v.py, dtype)
             raise self.error(node, f"{_a(v.kind)} cannot be used in scalar arithmetic")
 
         # For integers this is cutile's truncating `/`; `_binop` corrects `//` where it can differ.
@@ -1201,16 +1197,22 @@ class Translator(ArrayAccess, TileOps):
         return val
 
 
-def _loop_carried(fn: ast.FunctionDef) -> set[str]:
-    """Names a loop assigns that are also assigned before it (or elsewhere outside it): each
-    iteration sees the last one's value, so a number bound to one is a runtime variable."""
-    everywhere: list[tuple[int, str]] = []
-    for node in ast.walk(fn):
+def _assignments(tree: ast.AST) -> list[tuple[int, str]]:
+    """(id of the statement, name) for every name an assignment in `tree` binds, tuples unpacked."""
+    found = []
+    for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 for n in t.elts if isinstance(t, ast.Tuple) else [t]:
                     if isinstance(n, ast.Name):
-                        everywhere.append((id(node), n.id))
+                        found.append((id(node), n.id))
+    return found
+
+
+def _loop_carried(fn: ast.FunctionDef) -> set[str]:
+    """Names a loop assigns that are also assigned before it (or elsewhere outside it): each
+    iteration sees the last one's value, so a number bound to one is a runtime variable."""
+    everywhere = _assignments(fn)
     carried: set[str] = set()
     for loop in ast.walk(fn):
         if isinstance(loop, (ast.For, ast.While)):

@@ -316,6 +316,17 @@ class ArrayAccess:
                                       "is not supported yet")
         return [*scalars, column], n
 
+    def _row_access_or_none(self, node: ast.Call, indices: ast.expr,
+                            out: list[ir.Stmt]) -> tuple[list[Val], ir.Dim] | None:
+        """`_row_access`, or None (and nothing emitted) where the indices are not of that form."""
+        scratch: list[ir.Stmt] = []
+        try:
+            row = self._row_access(node, indices, scratch)
+        except TranslationError:
+            return None
+        out.extend(scratch)
+        return row
+
     def _known_scalar(self, expr: ir.Expr) -> Val:
         """The bound scalar that `expr` names, with what is known of it (e.g. that it is ct.bid(0))."""
         for scope in reversed(self.scopes):
@@ -488,12 +499,9 @@ class ArrayAccess:
 
     def _lifted_gather(self, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Val, out, hint) -> Val | None:
         """A gather at `(scalars, arange(n) + k*n)` as the checked tile load it amounts to, or None."""
-        scratch: list[ir.Stmt] = []
-        try:
-            index, n = self._row_access(node, args["indices"], scratch)
-        except TranslationError:
+        if (row := self._row_access_or_none(node, args["indices"], out)) is None:
             return None
-        out.extend(scratch)
+        index, n = row
         padding = {0: None, float("-inf"): "padding::NegInf", float("inf"): "padding::PosInf"}.get(pad.py, "?")
         if padding == "?":
             return None
@@ -510,12 +518,9 @@ class ArrayAccess:
 
     def _lifted_scatter(self, node: ast.Call, args: dict, array: ir.ArrayParam, out) -> Val | None:
         """A scatter at `(scalars, arange(n) + k*n)` as the (checked where provable) tile store, or None."""
-        scratch: list[ir.Stmt] = []
-        try:
-            index, n = self._row_access(node, args["indices"], scratch)
-        except TranslationError:
+        if (row := self._row_access_or_none(node, args["indices"], out)) is None:
             return None
-        out.extend(scratch)
+        index, n = row
         tile = self.expr(args["value"], out, hint=f"{rust_name(array.name)}_tile")
         if tile.kind != "tile" or tile.shape != (n,):
             raise self.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "

@@ -103,6 +103,11 @@ def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.L
     return ir.Lit(f"{text}{dtype}")
 
 
+def number_literal(value: int | float, dtype: str) -> ir.Lit:
+    """A Python number as a Rust literal of a scalar dtype (`3i32`, `0.5f32`)."""
+    return float_literal(float(value), dtype) if dtype in _FLOATS else ir.Lit(f"{int(value)}{dtype}")
+
+
 @dataclass
 class Val:
     """What a Python expression evaluates to at translation time."""
