@@ -15,6 +15,7 @@ tests launch.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import importlib.util
 import json
 import os
@@ -166,6 +167,16 @@ def _python_tile_ir(kernel: Any, kir) -> str:
         return _disasm(Path(f.name).read_bytes())
 
 
+def _first_error(output: str) -> str:
+    """The compiler's first error and where it points, from a failed build's output."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("error"):
+            where = next((l.strip() for l in lines[i + 1:i + 3] if l.strip().startswith("-->")), "")
+            return f"{line} {where}".strip()
+    return output.strip().splitlines()[-1] if output.strip() else "no output"
+
+
 def _kernels_of(path: Path) -> list[Any]:
     try:
         module = frontend.import_file(path)
@@ -174,10 +185,13 @@ def _kernels_of(path: Path) -> list[Any]:
     return frontend.kernels_in(module)
 
 
-def run(target: str, *, quiet: bool = True) -> Report:
+def run(target: str, *, quiet: bool = True, files: list[str] | None = None) -> Report:
+    """`files`: only the kernel files whose names (without .py) these glob patterns match."""
     os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     report = Report()
     for path in sorted(library_dir(target).rglob("*.py")):
+        if files and not any(fnmatch.fnmatch(path.stem, f) for f in files):
+            continue
         try:
             kernels = _kernels_of(path)
         except Exception as e:  # a file we cannot even read statically
@@ -215,7 +229,7 @@ def run(target: str, *, quiet: bool = True) -> Report:
             ext_module = importlib.import_module(ext.module)
         except Exception as e:
             for row, _, _ in translated:
-                row.error = f"build failed: {str(e)[-300:]}"
+                row.error = f"build failed: {_first_error(str(e))}"
             continue
         for row, k, kir in translated:
             row.built = True
