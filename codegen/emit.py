@@ -235,8 +235,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     checks = [f'check_tile_dim("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts if c.tile_dim]
     checks += [f'check_positive("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
                if c.positive and not c.tile_dim]
-    for cond, what in kernel.launch_checks:
-        message = json.dumps(f"kernel `{k}`: ct.static_assert fails at {what}")
+    for cond, why in kernel.launch_checks:
+        message = json.dumps(f"kernel `{k}`: {why}")
         checks.append(f"if !({rust_expr(cond)}) {{ return Err(tilebridge_runtime::error::argument({message})); }}")
     classes = []
     for c in kernel.dtype_classes:

@@ -253,8 +253,10 @@ class KernelIR:
     safety: SafetyNote
     options: dict[str, dict[str, int]] = field(default_factory=dict)  # hint -> {target: value}
     derived: list[DerivedDType] = field(default_factory=list)
-    # ct.static_assert conditions over ct.Constant values, checked by the launcher: (condition, what)
+    # Conditions on ct.Constant values the launcher checks before anything runs: (condition, the
+    # message where it fails), from ct.static_assert and from branches that are not translated
     launch_checks: list[tuple["Expr", str]] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)  # those branches, for the coverage report
 
     @property
     def arrays(self) -> list[ArrayParam]:

@@ -153,6 +153,37 @@ def test_control_flow_compiles(control_flow_ext, double, monkeypatch):
     assert "entry @branch_in_array_dtype_entry" in ir
 
 
+@pytest.mark.parametrize("flag", ["true", "false"])
+def test_constant_branches_compile(control_flow_ext, flag, monkeypatch):
+    """Branches on ct.Constant values that Rust types differently from cuTile Python, which traces
+    one branch per specialization: code after an `if` typed per branch, a branch-local rebinding,
+    a shape that broadcasts only where the constant is 1, and names merged by nested `if`s."""
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    number = "1" if flag == "true" else "4"
+    rows, flat = [("x", [-1, 1]), ("y", [1])], [("x", [1]), ("y", [1])]
+    for name, generics, strides in (
+            ("shape_by_constant", ["f32", "f16", flag, "256"], rows),
+            ("rebound_in_branch", ["f16", "f32", flag, "256"], flat),
+            ("untranslatable_branch", ["f32", "f32", "0", "256"], flat),
+            ("rows_or_one_row", ["f32", "f32", number, "256"], [("x", [-1, 1]), ("y", [-1, 1])]),
+            ("nested_bounds", ["f32", "f32", number, "256"], flat)):
+        ir, bytecode = control_flow_ext._compile_only(name, generics, strides, "sm_90")
+        assert f"entry @{name}_entry" in ir
+        coverage._cubin(bytecode)
+    meta = json.loads(control_flow_ext.__tilebridge__)["kernels"]
+    assert meta["shape_by_constant"]["safe"] and meta["rebound_in_branch"]["safe"]
+
+
+def test_untranslatable_constant_branch_is_refused_at_launch(control_flow_ext):
+    """cuTile Python compiles a branch only for the constants that take it; the Rust twin refuses
+    those constants, naming what it could not translate, and takes the others."""
+    x, y = FakeCudaArray((256,)), FakeCudaArray((256,), ptr=0x7100_0000)
+    with pytest.raises(tb.ArgumentError, match=r"control_flow.py:\d+: `FANCY` must be False.*ct\.sigmoid"):
+        control_flow_ext.untranslatable_branch((1,), x, y, FANCY=1, TILE=256)
+    with pytest.raises(tb.DeviceError):  # past every check: only the missing GPU stops it
+        control_flow_ext.untranslatable_branch((1,), x, y, FANCY=0, TILE=256)
+
+
 def test_math_modes_compile(monkeypatch):
     from conftest import REPO
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import inspect
 import textwrap
 import types
@@ -33,6 +34,7 @@ from .values import (
     Val,
     _Binding,
     _ArrayUse,
+    _BranchScope,
     _DTypeUnion,
     _Resolver,
     _cutile_dtype,
@@ -77,12 +79,19 @@ class Translator(ArrayAccess, TileOps):
         self.unsafe_reasons: list[str] = []
         self.stored_dtypes: dict[str, set[str]] = {}  # concrete dtypes of tiles stored into each array
         self.derived: dict[str, tuple[str, str, str, str]] = {}  # "@n" -> (class, when, then, other)
-        self.launch_checks: list[tuple[ir.Expr, str]] = []  # ct.static_assert over ct.Constant values
+        self.launch_checks: list[tuple[ir.Expr, str]] = []  # conditions on ct.Constant values, and why
+        self.refusals: list[str] = []  # the ct.Constant values the launcher refuses, as the report says them
         self.lines: set[int] = set()
         self.line = src.func.lineno
         self.loop_assigned: set[str] = set()
         self.loop_carried: set[str] = set()
         self.guarded = 0  # > 0 while translating the branches of a runtime condition
+        self.loops = 0  # > 0 while translating a loop body (a helper's included)
+        # What a branch knows of ct.Constant values: conditions on them (-> bool), and values
+        # (`ir.Var` of the constant -> int) where a condition says `N == 1` or `N != 1` is false.
+        self.facts: dict[ir.Expr, bool | int] = {}
+        self.path: tuple[ir.Expr, ...] = ()  # the conditions on ct.Constant values of the branches we are in
+        self.branch_conflicts: dict[str, str] = {}  # names an `if` could not carry past it, and why
         self.temps: set[str] = set()
         self.globals: dict[str, Any] = src.globals  # the inlined helper's, while inlining one
         self.inlining: list[str] = []  # helpers being inlined, innermost last
@@ -141,6 +150,7 @@ class Translator(ArrayAccess, TileOps):
             options=dict(self.src.options),
             derived=derived,
             launch_checks=list(self.launch_checks),
+            refusals=list(self.refusals),
         )
 
     def _check_signature(self, fn: ast.FunctionDef) -> None:
@@ -381,9 +391,13 @@ class Translator(ArrayAccess, TileOps):
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
                     node.value.value, str) and i == 0 and docstring_ok:
                 continue
-            self._stmt(node, out)
+            if self._stmt(node, out, stmts[i + 1:]):
+                return  # the statements after it went into the branches of an `if`
 
-    def _stmt(self, node: ast.stmt, out: list[ir.Stmt]) -> None:
+    def _stmt(self, node: ast.stmt, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
+        """Translates one statement; True where it also took `rest`, the statements after it."""
+        if isinstance(node, ast.If):
+            return self._if(node, out, rest)
         if isinstance(node, ast.Assign):
             if len(node.targets) != 1:
                 raise self.error(node, "chained assignment is not supported")
@@ -403,14 +417,13 @@ class Translator(ArrayAccess, TileOps):
                 out.append(ir.Do(val.expr, node.lineno))
         elif isinstance(node, ast.For):
             self._for(node, out)
-        elif isinstance(node, ast.If):
-            self._if(node, out)
         elif isinstance(node, ast.Pass):
             pass
-        elif isinstance(node, ast.Return) and node.value is None and self.depth == 0 and node is self.src.func.body[-1]:
+        elif isinstance(node, ast.Return) and node.value is None and node is self.src.func.body[-1]:
             pass
         else:
             raise self.error(node, f"{type(node).__name__} statements are not supported yet")
+        return False
 
     def _assign(self, target: ast.expr, value: ast.expr, out: list[ir.Stmt]) -> None:
         if isinstance(target, ast.Tuple):
@@ -437,14 +450,17 @@ class Translator(ArrayAccess, TileOps):
             dt = "i32" if isinstance(val.py, int) else "f32"
             val = Val("scalar", ir.ScalarType(dt), number_literal(val.py, dt), nonneg=val.py >= 0)
         if val.kind not in ("tile", "scalar"):
-            if prev is not None and prev.val.kind in ("tile", "scalar"):
+            if prev is not None and prev.val.kind in ("tile", "scalar") and not self._branch_rebinds(prev):
                 raise self.error(target, "rebinding a runtime value to a compile-time value is not supported")
             self.scopes[-1][name] = _Binding(val, None, self.depth)
             return
         if name in self.loop_assigned or self.inlining:
             val = replace(val, nonneg=False, bid_axis=None, iota_offset=None)
         rname = rust_name(name)
-        if prev is not None and prev.let is not None and prev.depth < self.depth:
+        # Rebound to something else inside a branch: a binding of the branch's own, which the `if`
+        # reconciles with the outer one where the branch ends.
+        branch_local = self._branch_rebinds(prev) and (prev.let is None or prev.val.type != val.type)
+        if not branch_local and prev is not None and prev.let is not None and prev.depth < self.depth:
             self._check_carried(target, prev, val)
             # Assigned inside a loop, defined outside: a loop-carried `let mut`.
             prev.let.mutable = True
@@ -453,10 +469,13 @@ class Translator(ArrayAccess, TileOps):
             return
         if prev is not None and prev.let is None and prev.val.kind == "array":
             raise self.error(target, f"assigning to the array parameter '{name}' is not supported")
-        if prev is not None and prev.let is None and prev.depth < self.depth:
+        if prev is not None and prev.let is None and prev.depth < self.depth and not self._branch_rebinds(prev):
             raise self.error(target, f"reassigning '{name}' inside a loop or branch, where it has no binding of "
                                      "its own to update, is not supported yet")
-        if self.inlining:  # a helper's locals must not shadow the caller's
+        if self.inlining or branch_local or (
+                isinstance(self.scopes[-1], _BranchScope) and any(name in s for s in self.scopes[:-1])):
+            # A helper's locals must not shadow the caller's, nor a branch's the names the `if` may
+            # assign back to when the branch ends.
             rname = self.fresh(rname)
         last = out[-1] if out else None
         if isinstance(last, ir.Let) and last.name in self.temps and val.expr == ir.Var(last.name):
@@ -476,56 +495,216 @@ class Translator(ArrayAccess, TileOps):
             raise self.error(target, f"'{target.id}' changes type inside the loop "
                                      f"({_show(prev.val.type)} -> {_show(val.type)})")
 
-    def _if(self, node: ast.If, out: list[ir.Stmt]) -> None:
+    def _if(self, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
+        """Translates an `if`; True where `rest`, the statements after it in its block, went into
+        each of its branches (see `_branches_with_rest`)."""
         cond = self.expr(node.test, out, hint="cond")
-        if cond.kind == "const":  # decided at translation time: only the taken branch exists
-            self._block(node.body if cond.py else node.orelse, out)
-            return
         if cond.kind == "scalar" and cond.dtype in ("i32", "i64"):  # `if FLAG:` on an int, as Python reads it
             cond = Val("scalar", ir.ScalarType("bool"), ir.Binary("!=", cond.expr, ir.Lit(f"0{cond.dtype}")))
+        if cond.kind == "scalar" and cond.expr in self.facts:  # decided by an enclosing branch
+            cond = Val("const", py=self.facts[cond.expr])
+        if cond.kind == "const":  # decided at translation time: only the taken branch exists
+            self._block((node.body if cond.py else node.orelse) + rest, out)
+            return True
         if cond.kind != "scalar" or cond.dtype != "bool":
             raise self.error(node.test, "an if condition must be a scalar comparison, a bool or a constant")
+        mark = self._checkpoint(out)
+        try:
+            branches, scopes = self._branches(cond, [node.body, node.orelse])
+            unmerged: dict[str, str] | None = self._merge_branches(node, scopes, branches, out)
+        except TranslationError:
+            if not self._on_constants(cond.expr):
+                raise
+            unmerged = None  # perhaps a branch these constants never take: see `_paths`
+        if unmerged is not None and not unmerged.keys() & _names_read(rest):
+            self.branch_conflicts.update(unmerged)
+            out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+            return False
+        self._rollback(mark, out)
+        return self._paths(node, cond, out, rest)
+
+    def _paths(self, node: ast.If, cond: Val, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
+        """cuTile Python traces one branch per specialization; Rust types both. Where the branches
+        leave a name with types that cannot be merged and later code reads it, the code after the
+        `if` is translated once in each branch, typed by that branch's bindings. Where a branch on
+        ct.Constant values cannot be translated at all, only the other is, and the launcher
+        refuses the values that take it, saying why (cuTile Python compiles it only for them)."""
+        mark = self._checkpoint(out)
+        try:
+            branches, _ = self._branches(cond, [node.body + rest, node.orelse + rest], paths=True)
+            out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+            return True
+        except TranslationError as e:
+            if not self._on_constants(cond.expr):
+                raise
+            self._rollback(mark, out)
+            failure = e
+        negated = ir.Binary("==", cond.expr, ir.Lit("false"))
+        enclosing = self.path
+        for known, body in ((True, node.body), (False, node.orelse)):
+            mark = self._checkpoint(out)
+            self.facts = self._assume(cond.expr, known)
+            try:
+                self._block(body + rest, out)
+            except TranslationError:
+                self._rollback(mark, out)
+                continue
+            self.path = enclosing  # the launcher decides this condition: the facts it gives hold from here on
+            test = f"{self.src.display_file}:{node.lineno}: `{ast.unparse(node.test)}`"
+            self.launch_check(cond.expr if known else negated,
+                              f"{test} must be {known}: the other branch is not translated ({failure})")
+            refusal = f"{test} {'false' if known else 'true'}: {failure}"
+            if refusal not in self.refusals:
+                self.refusals.append(refusal)
+            return True
+        raise failure
+
+    def _branches(self, cond: Val, bodies: list[list[ast.stmt]],
+                  paths: bool = False) -> tuple[list[list[ir.Stmt]], list[_BranchScope]]:
+        """The two branches of an `if`, each in a scope of its own. Where the condition depends on
+        ct.Constant values only, an `if` on the same condition inside a branch is decided. With
+        `paths`, the bodies are whole paths through the rest of the block, and each array access
+        counts once per path, not once per copy."""
+        base = copy.deepcopy(self.counted)
+        per_path = []
         branches, scopes = [], []
         self.guarded += 1
-        for body in (node.body, node.orelse):
+        for known, body in zip((True, False), bodies):
+            if paths:
+                self.counted = copy.deepcopy(base)
+            saved_facts, saved_path = self.facts, self.path
+            if self._on_constants(cond.expr):
+                self.facts = self._assume(cond.expr, known)
             stmts: list[ir.Stmt] = []
-            self.scopes.append({})
+            self.scopes.append(_BranchScope())
             self._block(body, stmts)
             scopes.append(self.scopes.pop())  # names first bound in a branch end with it, as in Rust...
             branches.append(stmts)
+            self.facts, self.path = saved_facts, saved_path
+            per_path.append(self.counted)
         self.guarded -= 1
-        self._hoist_branch_names(node, scopes, branches, out)  # ...unless both branches bind them
-        out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+        if paths:
+            self.counted = {name: _ArrayUse(*(max(getattr(c[name], f) for c in per_path)
+                                              for f in ("loads", "stores", "other"))) for name in base}
+        return branches, scopes
 
-    def _hoist_branch_names(self, node: ast.If, scopes: list[dict], branches: list[list[ir.Stmt]],
-                            out: list[ir.Stmt]) -> None:
+    def launch_check(self, cond: ir.Expr, why: str) -> None:
+        """A condition on ct.Constant values for the launcher to check, on this branch's path only."""
+        if self.path:
+            taken = self.path[0]
+            for c in self.path[1:]:
+                taken = ir.Binary("&&", taken, c)
+            cond = ir.Binary("||", ir.Binary("==", taken, ir.Lit("false")), cond)
+        if (cond, why) not in self.launch_checks:
+            self.launch_checks.append((cond, why))
+
+    def _assume(self, cond: ir.Expr, known: bool) -> dict[ir.Expr, bool | int]:
+        """The facts inside a branch taken where `cond`, a condition on ct.Constant values, is `known`
+        (`self.path` gains the condition as it holds there)."""
+        negated = ir.Binary("==", cond, ir.Lit("false"))
+        self.path = (*self.path, cond if known else negated)
+        facts = {**self.facts, cond: known, negated: not known}
+        if isinstance(cond, ir.Binary) and cond.op in ("==", "!=") and known == (cond.op == "==") and isinstance(
+                cond.lhs, ir.Var) and isinstance(cond.rhs, ir.Lit) and cond.rhs.text.endswith("i32"):
+            facts[cond.lhs] = int(cond.rhs.text[:-3])
+        return facts
+
+    def _on_constants(self, expr: ir.Expr) -> bool:
+        """Whether `expr` is made of literals and ct.Constant parameters only."""
+        consts = {rust_name(c.name) for c in self.params if isinstance(c, ir.ConstParam)}
+        if isinstance(expr, ir.Lit):
+            return True
+        if isinstance(expr, ir.Var):
+            return expr.name in consts
+        if isinstance(expr, ir.Binary):
+            return self._on_constants(expr.lhs) and self._on_constants(expr.rhs)
+        return False
+
+    def _branch_rebinds(self, prev: _Binding | None) -> bool:
+        """Whether binding a name bound as `prev` happens inside branches of `if`s entered since,
+        with no loop in between."""
+        if prev is None or prev.depth >= self.depth:
+            return False
+        return all(isinstance(s, _BranchScope) for s in self.scopes[prev.depth - self.depth_base + 1:])
+
+    # What translating an `if` may change, kept by `_checkpoint` for `_rollback` to translate it again.
+    _RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "partitions",
+                 "mutable_views", "branch_conflicts")
+    _GROWN = ("scopes", "unsafe_reasons", "launch_checks", "refusals", "partition_lets")
+
+    def _checkpoint(self, out: list[ir.Stmt]) -> tuple:
+        return (len(out), dict(self.scopes[-1]), {a: copy.deepcopy(getattr(self, a)) for a in self._RESTORED},
+                {a: len(getattr(self, a)) for a in self._GROWN})
+
+    def _rollback(self, mark: tuple, out: list[ir.Stmt]) -> None:
+        n_out, scope, saved, lengths = mark
+        del out[n_out:]
+        for attr, n in lengths.items():
+            del getattr(self, attr)[n:]
+        for attr, value in saved.items():
+            setattr(self, attr, value)
+        self.scopes[-1].clear()
+        self.scopes[-1].update(scope)
+
+    def _merge_branches(self, node: ast.If, scopes: list[_BranchScope], branches: list[list[ir.Stmt]],
+                        out: list[ir.Stmt]) -> dict[str, str]:
+        """Makes what the branches bound visible after the `if`, as Python sees it. A name a branch
+        rebinds to a value of its outer type is assigned back to the outer variable; a name only
+        one branch rebinds keeps its outer value in the other. Returns the names left unmerged,
+        with why."""
+        for i, items in enumerate([list(scope.items()) for scope in scopes]):
+            for name, b in items:
+                outer = self.lookup(name)
+                if outer is None:
+                    continue
+                if outer.let is not None and b.val.kind in ("tile", "scalar") and b.val.type == outer.val.type:
+                    outer.let.mutable = True
+                    branches[i].append(ir.Assign(outer.let.name, b.val.expr, node.lineno))
+                    outer.val = replace(outer.val, bid_axis=None, nonneg=outer.val.nonneg and b.val.nonneg,
+                                        iota_offset=None, defn=None)
+                    del scopes[i][name]
+                elif name not in scopes[1 - i]:
+                    scopes[1 - i][name] = outer  # the other branch leaves it as it was
+        return self._hoist_branch_names(node, scopes, branches, out)
+
+    def _hoist_branch_names(self, node: ast.If, scopes: list[_BranchScope], branches: list[list[ir.Stmt]],
+                            out: list[ir.Stmt]) -> dict[str, str]:
         """A name both branches bind once, to values of one type, lives on after the `if` in Python:
-        declare it before (`let mut`, a zero), and make the branches assign it."""
+        declare it before (`let mut`, a zero), and make the branches assign it. Returns the names
+        that could not live on this way, with why."""
+        unmerged = {name: f"'{name}' is bound in one branch only of the if at line {node.lineno}"
+                    for name in scopes[0].keys() ^ scopes[1].keys()}
         for name, first in scopes[0].items():
             second = scopes[1].get(name)
             if second is None:
                 continue
+            why = (f"'{name}' is {_show(first.val.type) if first.val.type else first.val.kind} in one branch of the if "
+                   f"at line {node.lineno} and {_show(second.val.type) if second.val.type else second.val.kind} "
+                   "in the other")
             consts = (first.val, second.val)
             if all(v.kind == "const" and type(v.py) in (int, float) for v in consts) and \
                     type(consts[0].py) is type(consts[1].py):
                 # A constant that differs by branch becomes a runtime scalar.
                 dt = "i32" if isinstance(consts[0].py, int) else "f32"
-                var = rust_name(name)
-                out.append(ir.Let(var, ir.ScalarType(dt), self._zero(ir.ScalarType(dt), out, var), node.lineno,
-                                  mutable=True))
+                var = self.fresh(rust_name(name))
+                let = ir.Let(var, ir.ScalarType(dt), self._zero(ir.ScalarType(dt), out, var), node.lineno, mutable=True)
+                out.append(let)
                 for v, branch in zip(consts, branches):
                     branch.append(ir.Assign(var, number_literal(v.py, dt), node.lineno))
-                self.scopes[-1][name] = _Binding(Val("scalar", ir.ScalarType(dt), ir.Var(var)), None, self.depth)
+                self.scopes[-1][name] = _Binding(Val("scalar", ir.ScalarType(dt), ir.Var(var)), let, self.depth)
                 continue
             if self._merge_number_and_scalar(node, name, first, second, branches, out):
                 continue
             if first.let is None or second.let is None:
+                unmerged[name] = why
                 continue
             lets = (first.let, second.let)
             if not all(let in branch for let, branch in zip(lets, branches)):
+                unmerged[name] = why
                 continue  # bound inside a nested block of the branch
             converted = self._common_branch_dtype(first.val.type, second.val.type)
             if first.val.type != second.val.type and converted is None:
+                unmerged[name] = why
                 continue
             # Each branch's last binding of the name becomes an assignment to one variable declared
             # before the `if`; where a branch binds the name more than once (e.g. `a = load(..)`
@@ -533,11 +712,12 @@ class Translator(ArrayAccess, TileOps):
             # bindings cannot shadow it.
             shadowed = any(isinstance(st, ir.Let) and st.name in (lets[0].name, lets[1].name) and st not in lets
                            for branch in branches for st in branch)
-            var = (self.fresh(lets[0].name) if shadowed or lets[0].name != lets[1].name or any(l.mutable for l in lets)
-                   else lets[0].name)
+            var = (self.fresh(lets[0].name) if shadowed or converted is not None or lets[0].name != lets[1].name
+                   or any(l.mutable for l in lets) else lets[0].name)
             type_ = converted or first.val.type
             zero = self._zero(type_, out, var)
             if zero is None:
+                unmerged[name] = why
                 continue
             outer = ir.Let(var, type_, zero, node.lineno, mutable=True)
             out.append(outer)
@@ -551,6 +731,7 @@ class Translator(ArrayAccess, TileOps):
                 else:
                     branch[branch.index(let)] = ir.Assign(var, let.value, let.line)
             self.scopes[-1][name] = _Binding(Val(first.val.kind, type_, ir.Var(var)), outer, self.depth)
+        return unmerged
 
     def _merge_number_and_scalar(self, node: ast.If, name: str, first: _Binding, second: _Binding,
                                  branches: list[list[ir.Stmt]], out: list[ir.Stmt]) -> bool:
@@ -564,12 +745,13 @@ class Translator(ArrayAccess, TileOps):
             return False
         var = self.fresh(rust_name(name))
         type_ = ir.ScalarType(scalar.dtype)
-        out.append(ir.Let(var, type_, self._zero(type_, out, var), node.lineno, mutable=True))
+        let = ir.Let(var, type_, self._zero(type_, out, var), node.lineno, mutable=True)
+        out.append(let)
         for v, branch in zip(vals, branches):
             value = v.expr if v.kind == "scalar" else number_literal(v.py, scalar.dtype)
             branch.append(ir.Assign(var, value, node.lineno))
         self.scopes[-1][name] = _Binding(Val("scalar", type_, ir.Var(var), nonneg=all(self._nonneg(v) for v in vals)),
-                                         None, self.depth)
+                                         let, self.depth)
         return True
 
     def _common_branch_dtype(self, a: ir.Type, b: ir.Type) -> ir.TileType | None:
@@ -617,7 +799,11 @@ class Translator(ArrayAccess, TileOps):
         body: list[ir.Stmt] = []
         loop_var = Val("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg)
         self.scopes.append({node.target.id: _Binding(loop_var, None, self.depth + 1)})
-        self._block(node.body, body)
+        self.loops += 1
+        try:
+            self._block(node.body, body)
+        finally:
+            self.loops -= 1
         self.scopes.pop()
         out.append(ir.For(var, start, stop, step, body, node.lineno))
 
@@ -631,6 +817,8 @@ class Translator(ArrayAccess, TileOps):
             b = self.lookup(node.id)
             if b is not None:
                 return b.val
+            if node.id in self.branch_conflicts and node.id not in self.globals:
+                raise self.error(node, f"{self.branch_conflicts[node.id]}, so it has no one value here")
             return self._static(self._eval_static(node), node)
         if isinstance(node, ast.Tuple):
             return Val("tuple", py=[self.expr(e, out, hint) for e in node.elts])
@@ -920,13 +1108,17 @@ class Translator(ArrayAccess, TileOps):
         b = (1,) * (n - len(b)) + b
         shape = []
         for x, y in zip(a, b):
-            if x == y or y == 1:
+            if x == y or self._dim_value(y) == 1:
                 shape.append(x)
-            elif x == 1:
+            elif self._dim_value(x) == 1:
                 shape.append(y)
             else:
                 raise self.error(node, f"tile shapes {a} and {b} do not broadcast")
         return tuple(shape)
+
+    def _dim_value(self, d: ir.Dim) -> ir.Dim:
+        """A tile dimension, as a number where this branch knows the ct.Constant naming it."""
+        return self.facts.get(ir.Var(rust_name(d)), d) if isinstance(d, str) else d
 
     def _common_dtype(self, a: str, b: str, node: ast.AST) -> str:
         ra, rb = self.union.find(a), self.union.find(b)
@@ -1206,6 +1398,18 @@ def _assignments(tree: ast.AST) -> list[tuple[int, str]]:
                 for n in t.elts if isinstance(t, ast.Tuple) else [t]:
                     if isinstance(n, ast.Name):
                         found.append((id(node), n.id))
+    return found
+
+
+def _names_read(stmts: list[ast.stmt]) -> set[str]:
+    """The names `stmts` read (augmented assignments read their target)."""
+    found = set()
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                found.add(n.id)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                found.add(n.target.id)
     return found
 
 

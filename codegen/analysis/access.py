@@ -283,7 +283,7 @@ class ArrayAccess:
             return f"'{array.name}' is stored more than once"
         if use.loads:
             return f"'{array.name}' is also read"
-        if self.depth != 0:
+        if self.loops:
             return "the store is inside a loop"
         if len(index) > 3:
             return f"'{array.name}' has rank {len(index)}; checked outputs are at most rank 3"

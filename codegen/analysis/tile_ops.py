@@ -187,7 +187,7 @@ class TileOps:
                 rust_name(n) not in consts and self.lookup(n) is not None and self.lookup(n).let is not None
                 for n in names):
             raise self.error(node, "ct.static_assert needs a condition made of ct.Constant values")
-        self.launch_checks.append((cond.expr, f"{source} ({message})"))
+        self.launch_check(cond.expr, f"ct.static_assert fails at {source} ({message})")
         return Val("const", py=None)
 
     def __getattr__(self, attr: str):

@@ -140,6 +140,10 @@ class _Binding:
     depth: int
 
 
+class _BranchScope(dict):
+    """The names one branch of a runtime `if` binds (a plain dict: the kernel's, a loop body's)."""
+
+
 @dataclass
 class _ArrayUse:
     loads: int = 0
