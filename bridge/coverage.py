@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import builder, toolchain
-from .codegen import emit, frontend, static_source
+from .codegen import emit, frontend, ir, static_source
 from .codegen.analysis import analyze
 from .codegen.errors import TranslationError
 
@@ -151,7 +151,10 @@ def _python_tile_ir(kernel: Any, kir) -> str:
     constraints = []
     consts = {p.name for p in kir.consts}
     for p in kir.params:
-        if hasattr(p, "rank"):
+        if isinstance(p, ir.UnusedParam):  # anything will do: the kernel never reads it
+            constraints.append(c.ArrayConstraint(ct.float16, 1, index_dtype=ct.int32, stride_lower_bound_incl=0,
+                                                 alias_groups=[], may_alias_internally=False, stride_constant=[1]))
+        elif hasattr(p, "rank"):
             constraints.append(c.ArrayConstraint(dtypes[of_array.get(p.name, DEFAULT_DTYPE)], p.rank, index_dtype=ct.int32,
                                                  stride_lower_bound_incl=0, alias_groups=[], may_alias_internally=False,
                                                  stride_constant=[None] * (p.rank - 1) + [1]))

@@ -218,17 +218,18 @@ def check_launcher_variants(kernel: ir.KernelIR) -> None:
 def _launcher(kernel: ir.KernelIR) -> dict:
     """What the PyO3 launcher template needs, as Rust snippets."""
     k = kernel.name
-    py_params = [p.name for p in kernel.runtime_params if not _by_keyword(p)]
+    py_params = [p.name for p in kernel.params if not _by_keyword(p)]
     keywords = [p.name for p in kernel.params if _by_keyword(p)]
     sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true",
                                                                  "hints = None"])
     # The Rust parameters in the signature's order: positional ones first, then the keywords.
-    rust_type = {p.name: "&Bound<'py, PyAny>" if isinstance(p, ir.ArrayParam) else
+    rust_type = {p.name: "&Bound<'py, PyAny>" if isinstance(p, (ir.ArrayParam, ir.UnusedParam)) else
                  p.dtype if isinstance(p, ir.ScalarParam) else p.kind for p in kernel.params}
     args = ["grid: &Bound<'py, PyAny>", *(f"{rust_name(n)}: {rust_type[n]}" for n in [*py_params, *keywords])]
     args += ["stream: Option<Bound<'py, PyAny>>", "sync: bool", "hints: Option<tilebridge_runtime::launch::Hints>"]
 
-    admit = []
+    admit = [f"let _ = {rust_name(p.name)}; // the kernel never reads `{p.name}`" for p in kernel.params
+             if isinstance(p, ir.UnusedParam)]
     for p in kernel.arrays:
         how = "output" if p.written else "input"
         admit.append(f'let {rust_name(p.name)} = launch.{how}({rust_name(p.name)}, "{p.name}", {p.rank})?;')
@@ -255,7 +256,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     combos: list[list[str]] = [[]]
     for c in kernel.dtype_classes:
         combos = [combo + [d] for combo in combos for d in c.allowed]
-    typed_args = ["launch"] + [rust_name(p.name) for p in kernel.params]
+    typed_args = ["launch"] + [rust_name(p.name) for p in kernel.params if not isinstance(p, ir.UnusedParam)]
     arms = []
     for combo in combos:
         pattern = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in combo)
@@ -275,7 +276,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
             typed_params.append(f"{rust_name(p.name)}: Array")
         elif isinstance(p, ir.ScalarParam):
             typed_params.append(f"{rust_name(p.name)}: {p.dtype}")
-        else:
+        elif isinstance(p, ir.ConstParam):
             typed_params.append(f"{rust_name(p.name)}: {p.kind}")
     typed_params += [f"{d.rust_name.lower()}: &'static str" for d in kernel.derived]
     tensors = []
@@ -341,6 +342,8 @@ def metadata(kernels: list[ir.KernelIR]) -> dict:
                                "tile": list(p.tile) if p.tile else None, "dtype_class": p.dtype})
             elif isinstance(p, ir.ScalarParam):
                 params.append({"name": p.name, "kind": "constant" if p.constant else "scalar", "dtype": p.dtype})
+            elif isinstance(p, ir.UnusedParam):
+                params.append({"name": p.name, "kind": "unused"})
             else:
                 params.append({"name": p.name, "kind": "constant", "dtype": p.kind})
         out[k.name] = {
@@ -356,9 +359,11 @@ def metadata(kernels: list[ir.KernelIR]) -> dict:
 
 def _pyi_signature(kernel: ir.KernelIR) -> str:
     parts = ["grid: Grid"]
-    for p in kernel.runtime_params:
+    for p in kernel.params:
         if not _by_keyword(p):
-            parts.append(f"{p.name}: {'CudaArray' if isinstance(p, ir.ArrayParam) else _PY_SCALAR[p.dtype]}")
+            kind = ("CudaArray" if isinstance(p, ir.ArrayParam) else "object" if isinstance(p, ir.UnusedParam)
+                    else _PY_SCALAR[p.dtype])
+            parts.append(f"{p.name}: {kind}")
     parts.append("*")
     for p in kernel.params:
         if _by_keyword(p):

@@ -210,7 +210,15 @@ class ConstParam:
     positive: bool = False  # a divisor of % or //: checked > 0 at launch, so results are provably >= 0
 
 
-Param = Union[ArrayParam, ScalarParam, ConstParam]
+@dataclass
+class UnusedParam:
+    """A parameter the kernel never reads (cuTile Python takes any value there, e.g. moe's
+    scale arrays when no fp8 path is taken): the launcher takes it and passes nothing on."""
+
+    name: str
+
+
+Param = Union[ArrayParam, ScalarParam, ConstParam, UnusedParam]
 
 
 @dataclass
@@ -269,7 +277,7 @@ class KernelIR:
     @property
     def runtime_params(self) -> list[Param]:
         """The entry's value parameters, in Python order (constants become generics)."""
-        return [p for p in self.params if not isinstance(p, ConstParam)]
+        return [p for p in self.params if not isinstance(p, (ConstParam, UnusedParam))]
 
     def class_of(self, dtype: str) -> DTypeClass | None:
         for c in self.dtype_classes:

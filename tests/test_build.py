@@ -234,10 +234,36 @@ def test_checked_ops_compile(monkeypatch):
             ("hash_keep", ["f16", "f16", "12345", "1024"], [("x", [1]), ("y", [1])],
              ["shri", "shli", "xori", "andi", "select"]),
             ("second_half", ["bf16", "128"], [("x", rows), ("y", rows)], ["extract"]),
-            ("swap_outer_axes", ["f32", "4", "8", "16"], [("x", cube), ("y", cube)], ["permute"])):
+            ("swap_outer_axes", ["f32", "4", "8", "16"], [("x", cube), ("y", cube)], ["permute"]),
+            # cutile scans axis 0 only: the row sums are permuted there and back
+            ("prefix_sums", ["f32", "f32", "f16", "16", "64"], [("x", rows), ("y", rows), ("z", rows)],
+             ["scan", "permute", "reverse=true"]),
+            # int64 ids met as int32 (through f64); the bool match summed through a select (cutile converts no bools)
+            ("count_ids", ["i64", "i32", "8", "256"], [("ids", [1]), ("counts", [1])], ["select", "cmpi", "itof", "ftoi"]),
+            ("window_sum", ["i32", "f16", "f32", "256", "300"], [("start", [1]), ("x", [1]), ("y", [1])], ["for "]),
+            # the padding selected in after the load, then an mma into a zero f32 accumulator
+            ("padded_block_matmul", ["f16", "f32", "64", "64"], [("x", rows), ("y", rows)], ["select", "mmaf"])):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
         assert all(op in ir for op in ops), (name, ir)
         coverage._cubin(bytecode)  # and tileiras takes it
+    meta = json.loads(ext.__tilebridge__)["kernels"]
+    assert meta["count_ids"]["dtypes"] == {"E0": ["i32", "i64"], "E1": ["i32"]}
+    assert meta["window_sum"]["params"][3] == {"name": "scales", "kind": "unused"}
+
+
+def test_index_arrays_take_integers_and_unused_parameters_anything():
+    from conftest import REPO
+
+    ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
+    ids, counts = FakeCudaArray((1000,), "<i8"), FakeCudaArray((32,), "<i4", ptr=0x7100_0000)
+    with pytest.raises(tb.DeviceError):  # int64 ids: past every check
+        ext.count_ids((4,), ids, counts, NUM=8, TILE=256)
+    with pytest.raises(tb.ArgumentError, match="ids"):
+        ext.count_ids((4,), FakeCudaArray((1000,), "<f4"), counts, NUM=8, TILE=256)
+    start, x, y = FakeCudaArray((1,), "<i4"), FakeCudaArray((4096,), "<f2", ptr=0x7200_0000), \
+        FakeCudaArray((512,), "<f2", ptr=0x7300_0000)
+    with pytest.raises(tb.DeviceError):
+        ext.window_sum((2,), start, x, y, None, TILE=256, BACK=300)
 
 
 def test_unchecked_outputs_compile_and_say_why(monkeypatch):

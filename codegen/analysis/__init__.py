@@ -25,6 +25,7 @@ from ..errors import TranslationError
 from ..frontend import KernelSource
 from .values import (
     DEFAULT_DTYPES,
+    INDEX_DTYPES,
     _FLOATS,
     _RUST_OPS,
     rust_name,
@@ -55,13 +56,17 @@ class Translator(ArrayAccess, TileOps):
     accesses in `access`, the `ct.*` operations in `tile_ops`."""
 
     def __init__(self, src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
-                 lift_gathers: bool = False, uses: dict[str, _ArrayUse] | None = None):
+                 lift_gathers: bool = False, uses: dict[str, _ArrayUse] | None = None,
+                 int_arrays: set[str] | None = None):
         self.src = src
         # How often each array is loaded and stored once constant branches are folded and helpers
         # inlined: counted by a first pass (`survey`, uses=None), which decides nothing on them.
         self.survey = uses is None
         self.uses: dict[str, _ArrayUse] = dict(uses or {})
         self.counted: dict[str, _ArrayUse] = {}
+        # Arrays whose values the kernel uses as integers (indices, counts, ids): collected by the
+        # survey, their launchers take int32 and int64 (see `_integer`).
+        self.int_arrays: set[str] = set(int_arrays or ())
         # Gathers/scatters at (scalars, arange(n) + k*n) as checked tile accesses instead of pointers:
         # safe, but padded tile loads can lower to per-element branches where a masked gather does not.
         self.lift_gathers = lift_gathers
@@ -124,8 +129,12 @@ class Translator(ArrayAccess, TileOps):
         self.loop_carried = _loop_carried(fn)
         body: list[ir.Stmt] = []
         self._block(fn.body, body, docstring_ok=True)
-        for p in self.arrays.values():
-            if p.rank == 0:
+        read = _names_read(fn.body)
+        for p in list(self.arrays.values()):
+            if p.rank == 0 and p.name not in read:
+                del self.arrays[p.name]
+                self.params[self.params.index(p)] = ir.UnusedParam(p.name)
+            elif p.rank == 0:
                 raise self.error(fn, f"array parameter '{p.name}' is never loaded or stored")
         classes, names = self._dtype_classes()
         for p in self.arrays.values():
@@ -302,14 +311,15 @@ class Translator(ArrayAccess, TileOps):
             if allowed == []:
                 raise TranslationError(f"{self.src.display_file}: the dtypes stated for {', '.join(members)} "
                                        "have nothing in common, but the kernel ties these arrays together")
+            defaults = INDEX_DTYPES if self.int_arrays & set(members) else DEFAULT_DTYPES
             stored = set().union(*(self.stored_dtypes.get(m, set()) for m in members))
             if stored:
-                allowed = [d for d in (allowed or DEFAULT_DTYPES) if d in stored]
+                allowed = [d for d in (allowed or defaults) if d in stored]
                 if not allowed:
                     raise TranslationError(f"{self.src.display_file}: {', '.join(members)} receive "
                                            f"{' and '.join(sorted(stored))} tiles, which no dtype they may have "
                                            "takes without a narrowing cast")
-            classes.append(ir.DTypeClass(rust, members, list(DEFAULT_DTYPES) if allowed is None else allowed))
+            classes.append(ir.DTypeClass(rust, members, list(defaults) if allowed is None else allowed))
             names.update({f"${m}": rust for m in members})
         return classes, _Resolver(names, self.union)
 
@@ -461,7 +471,7 @@ class Translator(ArrayAccess, TileOps):
         # reconciles with the outer one where the branch ends.
         branch_local = self._branch_rebinds(prev) and (prev.let is None or prev.val.type != val.type)
         if not branch_local and prev is not None and prev.let is not None and prev.depth < self.depth:
-            self._check_carried(target, prev, val)
+            val = self._as_carried(target, prev, val, out)
             # Assigned inside a loop, defined outside: a loop-carried `let mut`.
             prev.let.mutable = True
             out.append(ir.Assign(prev.let.name, val.expr, target.lineno))
@@ -490,15 +500,26 @@ class Translator(ArrayAccess, TileOps):
                 iota_offset=val.iota_offset, defn=val.expr if val.kind == "scalar" and name not in self.loop_assigned
                 else None), let, self.depth)
 
-    def _check_carried(self, target: ast.Name, prev: _Binding, val: Val) -> None:
-        if prev.val.type != val.type:
-            raise self.error(target, f"'{target.id}' changes type inside the loop "
-                                     f"({_show(prev.val.type)} -> {_show(val.type)})")
+    def _as_carried(self, target: ast.Name, prev: _Binding, val: Val, out: list[ir.Stmt]) -> Val:
+        """`val` as the type of the variable it updates. Integers stay what the variable holds
+        (an index array's dtype plus an i32 count, as Python's promotion keeps the wider)."""
+        if prev.val.type == val.type:
+            return val
+        same_shape = prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape
+        if same_shape and {self._int_tile(prev.val.dtype), self._int_tile(val.dtype)} == {True} or (
+                same_shape and self._int_tile(prev.val.dtype) != self._int_tile(val.dtype) and self._integer(
+                    prev.val.dtype if not self._int_tile(prev.val.dtype) else val.dtype)):
+            # (an integer variable updated with an array's values: the array holds integers)
+            return self._convert(val, prev.val.dtype, out, target.id)
+        raise self.error(target, f"'{target.id}' changes type inside the loop "
+                                 f"({_show(prev.val.type)} -> {_show(val.type)})")
 
     def _if(self, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
         """Translates an `if`; True where `rest`, the statements after it in its block, went into
-        each of its branches (see `_branches_with_rest`)."""
+        its branches (see `_paths`)."""
         cond = self.expr(node.test, out, hint="cond")
+        if cond.kind == "tile" and cond.shape == () and self.union.find(cond.dtype) == "bool":  # a 0-d tile
+            cond = self._scalar_of(cond, out, "cond")
         if cond.kind == "scalar" and cond.dtype in ("i32", "i64"):  # `if FLAG:` on an int, as Python reads it
             cond = Val("scalar", ir.ScalarType("bool"), ir.Binary("!=", cond.expr, ir.Lit(f"0{cond.dtype}")))
         if cond.kind == "scalar" and cond.expr in self.facts:  # decided by an enclosing branch
@@ -789,7 +810,7 @@ class Translator(ArrayAccess, TileOps):
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.error(it, "only `for ... in range(...)` loops are supported")
         bound_vals = [self.expr(a, out) for a in it.args]
-        bounds = [self._i32(v, a) for v, a in zip(bound_vals, it.args)]
+        bounds = [self._i32(v, a, out) for v, a in zip(bound_vals, it.args)]
         start_nonneg = len(bound_vals) == 1 or self._nonneg(bound_vals[0])
         start, stop, step = (ir.Lit("0i32"), bounds[0], None) if len(bounds) == 1 else (
             bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
@@ -881,6 +902,7 @@ class Translator(ArrayAccess, TileOps):
             elif "tile" in (left.kind, right.kind):
                 if len(node.ops) > 1:
                     raise self.error(node, "chained comparisons of tiles are not supported yet")
+                self._integer_comparison(op, left, right)
                 type_, a, b = self._tile_operands(node, left, right, out, hint)
                 func = {"<": "lt_tile", "<=": "le_tile", ">": "gt_tile", ">=": "ge_tile", "==": "eq_tile",
                         "!=": "ne_tile"}[ops[type(op)]]
@@ -892,6 +914,15 @@ class Translator(ArrayAccess, TileOps):
             left = right
         assert result is not None
         return result
+
+    def _integer_comparison(self, op: ast.cmpop, left: Val, right: Val) -> None:
+        """An array's values compared for equality with integers, or ordered against an integer
+        scalar (a count, a position), are integers (see `_integer`)."""
+        for a, b in ((left, right), (right, left)):
+            if a.kind in ("tile", "scalar") and b.kind in ("tile", "scalar") and \
+                    self.union.find(a.dtype).startswith("$") and self.union.find(b.dtype) in ("i32", "i64") and \
+                    (isinstance(op, (ast.Eq, ast.NotEq)) or b.kind == "scalar"):
+                self._integer(a.dtype)
 
     def _dtype_test(self, node: ast.AST, a: Val, b: Val, negate: bool) -> Val:
         """`A.dtype == ct.float32`: a constant where both dtypes are known, else a test of the
@@ -1010,11 +1041,18 @@ class Translator(ArrayAccess, TileOps):
             return Val("const", py=d)
         return Val("scalar", ir.ScalarType("i32"), ir.Var(rust_name(d)), dim=d)
 
-    def _i32(self, val: Val, node: ast.AST) -> ir.Expr:
+    def _i32(self, val: Val, node: ast.AST, out: list[ir.Stmt] | None = None) -> ir.Expr:
+        """`val` where an i32 scalar is needed (an index, a bound, a count). A 0-d tile is a scalar
+        in cuTile Python: its value, through `out`; an index array's values are converted."""
         if val.kind == "const" and isinstance(val.py, int) and not isinstance(val.py, bool):
             return ir.Lit(f"{val.py}i32")
         if val.kind == "scalar" and val.dtype == "i32":
             return val.expr
+        if val.kind == "scalar" and self.survey and self.union.find(val.dtype).startswith("$"):
+            self._integer(val.dtype)  # an array's value used as an index (survey only: see `.item()`)
+            return val.expr
+        if val.kind == "tile" and val.shape == () and out is not None and self._integer(val.dtype):
+            return self._scalar_of(self._convert(val, "i32", out, "index"), out, "index").expr
         raise self.error(node, "expected an i32 scalar (an index, a bound or a count)")
 
     def _int_const(self, val: Val, node: ast.AST) -> int:
@@ -1056,16 +1094,38 @@ class Translator(ArrayAccess, TileOps):
         out.append(ir.Let(name, type_, value, self.line))
         return Val("tile" if isinstance(type_, ir.TileType) else "scalar", type_, ir.Var(name))
 
+    def _scalar_of(self, tile: Val, out: list[ir.Stmt], hint: str) -> Val:
+        """The value of a 0-d tile, as a scalar. cutile's tile_to_scalar leaves the JIT's own type
+        of the value a tile, against which it cannot fold constants ("expected a scalar element
+        type" for `v - (B - 1)`); convert_scalar after it gives the value a scalar's type."""
+        type_ = ir.ScalarType(self.union.find(tile.dtype))
+        raw = self._bind_temp(out, hint, type_, ir.Call("tile_to_scalar", (tile.expr,)))
+        return self._bind_temp(out, hint, type_, ir.Call("convert_scalar", (raw.expr,)))
+
     def _convert(self, val: Val, dtype: str, out: list[ir.Stmt], hint: str) -> Val:
         if self.union.find(val.dtype) == self.union.find(dtype):
             return val
+        if self.union.find(dtype) in ("i32", "i64"):
+            self._integer(val.dtype)  # an array's values taken as integers
+        if self._int_tile(val.dtype) and self._int_tile(dtype):
+            # cutile 0.5.0 converts no integer to another integer type (its convert_tile does identity
+            # and int <-> float only), and an index array's is i32 or i64 as launched: through f64,
+            # exact below 2**53.
+            wide = self._bind_temp(out, hint, ir.TileType("f64", val.shape), ir.Call("convert_tile", (val.expr,)))
+            return self._bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (wide.expr,)))
+        if self.union.find(val.dtype) == "bool":
+            # cutile converts no bools: True and False are chosen as 1 and 0 of the target dtype.
+            ones, zeros = (self._splat(Val("const", py=v), dtype, val.shape, out, hint, self.src.func) for v in (1, 0))
+            return self._bind_temp(out, hint, ir.TileType(dtype, val.shape),
+                                   ir.Call("select", (val.expr, ones.expr, zeros.expr)))
         return self._bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
 
     def _splat(self, val: Val, dtype: str, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str,
                node: ast.AST) -> Val:
         """A compile-time or scalar value as a tile of `dtype` and `shape`."""
         if val.kind == "const":
-            concrete = dtype if dtype in _FLOATS or dtype in ("i32", "i64") else "f32"
+            concrete = dtype if dtype in _FLOATS or dtype in ("i32", "i64") else (
+                "i32" if self._index_class(dtype) else "f32")
             if concrete in ("f16", "bf16", "tf32"):
                 concrete = "f32"
             if concrete in _FLOATS:
@@ -1074,21 +1134,32 @@ class Translator(ArrayAccess, TileOps):
                 if isinstance(val.py, float):
                     raise self.error(node, "a float literal cannot combine with an integer tile")
                 lit = ir.Lit(f"{int(val.py)}{concrete}")
-            tile = Val("tile", ir.TileType(concrete, shape), ir.Call("broadcast_scalar", (lit, ir.Shape(shape))))
+            tile = self._scalar_tile(lit, concrete, shape, out, hint)
             if concrete != dtype:
-                tile = self._bind_temp(out, hint, tile.type, tile.expr)
-                return self._convert(tile, dtype, out, hint)
+                return self._convert(self._named(tile, out, hint), dtype, out, hint)
             return tile
         if val.kind == "scalar":
-            tile = Val("tile", ir.TileType(val.dtype, shape), ir.Call("broadcast_scalar", (val.expr, ir.Shape(shape))))
+            tile = self._scalar_tile(val.expr, val.dtype, shape, out, hint)
             if val.dtype != dtype:
                 tile_is_float = dtype in _FLOATS or dtype.startswith("$")
-                if not tile_is_float:  # a float scalar with an integer tile
+                if not tile_is_float and self.survey and self.union.find(val.dtype).startswith("$"):
+                    self._integer(val.dtype)  # an array's value (`.item()`) with an integer tile
+                elif not tile_is_float:  # a float scalar with an integer tile
                     raise self.error(node, f"a {val.dtype} scalar cannot combine with a {dtype} tile")
-                tile = self._bind_temp(out, hint, tile.type, tile.expr)
-                return self._convert(tile, dtype, out, hint)
+                return self._convert(self._named(tile, out, hint), dtype, out, hint)
             return tile
         raise self.error(node, f"{_a(val.kind)} cannot be used as a tile operand")
+
+    def _named(self, val: Val, out: list[ir.Stmt], hint: str) -> Val:
+        """`val` bound to a typed name, unless it is one already."""
+        return val if isinstance(val.expr, ir.Var) else self._bind_temp(out, hint, val.type, val.expr)
+
+    def _scalar_tile(self, value: ir.Expr, dtype: str, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str) -> Val:
+        """A tile of `shape` holding the scalar `value` everywhere. A 0-d one wraps the scalar (cutile's
+        0-d broadcast breaks Tile IR's same-rank rule), under a typed name (rustc cannot infer it)."""
+        if shape:
+            return Val("tile", ir.TileType(dtype, shape), ir.Call("broadcast_scalar", (value, ir.Shape(shape))))
+        return self._bind_temp(out, hint, ir.TileType(dtype, ()), ir.Call("scalar_to_tile", (value,)))
 
     def _broadcast(self, val: Val, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str) -> Val:
         if val.shape == shape:
@@ -1120,6 +1191,25 @@ class Translator(ArrayAccess, TileOps):
         """A tile dimension, as a number where this branch knows the ct.Constant naming it."""
         return self.facts.get(ir.Var(rust_name(d)), d) if isinstance(d, str) else d
 
+    def _integer(self, dtype: str) -> bool:
+        """Whether values of `dtype` are integers. Of an array's dtype, asked where the kernel uses
+        them as integers only (an index, a bound, `//`, `%`, bits, equality with integers): this
+        makes the array an index array, which the launcher takes as int32 or int64."""
+        root = self.union.find(dtype)
+        if root.startswith("$"):
+            self.int_arrays.update(a for a in self.arrays if self.union.find(f"${a}") == root)
+            return True
+        return root in ("i32", "i64", "i16", "i8", "u8")
+
+    def _int_tile(self, dtype: str) -> bool:
+        """Whether tiles of `dtype` hold integers: a concrete integer dtype, or an index array's."""
+        return self.union.find(dtype) in ("i32", "i64") or self._index_class(dtype)
+
+    def _index_class(self, dtype: str) -> bool:
+        """Whether `dtype` is the dtype of an index array (see `_integer`), without making it one."""
+        root = self.union.find(dtype)
+        return root.startswith("$") and any(self.union.find(f"${a}") == root for a in self.int_arrays)
+
     def _common_dtype(self, a: str, b: str, node: ast.AST) -> str:
         ra, rb = self.union.find(a), self.union.find(b)
         if ra == rb:
@@ -1130,6 +1220,10 @@ class Translator(ArrayAccess, TileOps):
             self.union.union(ra, rb)
             return a
         concrete = rb if ra.startswith("$") else ra
+        if concrete in ("i32", "i64") and self._index_class(ra if ra.startswith("$") else rb):
+            return concrete  # an index array's values, converted to the kernel's integers
+        if concrete in ("i32", "i64") and self.survey:
+            return ra if ra.startswith("$") else rb  # the survey goes on: later uses may tell it is an index
         if concrete == "f32" and all(_cutile_dtype(d) in DEFAULT_DTYPES for ds in self.user_dtypes.values() for d in ds):
             # An array's dtype (f32, f16 or bf16 unless stated otherwise) with f32: cuTile Python promotes to f32.
             return "f32"
@@ -1150,6 +1244,8 @@ class Translator(ArrayAccess, TileOps):
             return Val("const", py=_fold(node.op, lhs.py, rhs.py))
         if isinstance(node.op, ast.Mod):
             return self._scalar_mod(node, lhs, rhs, out, hint)
+        if isinstance(node.op, ast.MatMult) and lhs.kind == rhs.kind == "tile":
+            return self._matmul(node, lhs, rhs, out, hint)
         op = _RUST_OPS.get(type(node.op))
         if op is None:
             raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
@@ -1202,7 +1298,7 @@ class Translator(ArrayAccess, TileOps):
         self._require_positive(rhs)
         type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
         dt = self.union.find(type_.dtype)
-        if dt not in ("i32", "i64"):
+        if not self._integer(dt):
             raise self.error(node, "% on float tiles is not supported yet")
         rem = self._bind_temp(out, f"{hint}_rem", type_, ir.Call("remi", (a, b)))
         if self._nonneg(lhs) and self._nonneg(rhs):
@@ -1254,7 +1350,11 @@ class Translator(ArrayAccess, TileOps):
 
         def operand(v: Val) -> ir.Expr:
             if v.kind == "scalar":
-                if v.dtype != dtype:
+                generic = [d for d in (v.dtype, dtype) if self.union.find(d).startswith("$")]
+                if v.dtype != dtype and self.survey and len(generic) == 1 and \
+                        self.union.find(({v.dtype, dtype} - set(generic)).pop()) in ("i32", "i64"):
+                    self._integer(generic[0])  # an array's value (`.item()`) in integer arithmetic
+                elif v.dtype != dtype:
                     raise self.error(node, f"mixed scalar dtypes {lhs.dtype} and {rhs.dtype}")
                 return v.expr
             if v.kind == "const":
@@ -1266,15 +1366,18 @@ class Translator(ArrayAccess, TileOps):
 
     def _tile_binop(self, node: ast.BinOp, op: str, lhs: Val, rhs: Val, out: list[ir.Stmt], hint: str) -> Val:
         type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
+        if isinstance(node.op, (ast.LShift, ast.RShift)) or (
+                isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and self.union.find(type_.dtype) != "bool"):
+            self._integer(type_.dtype)  # bits of an array's values
         if isinstance(node.op, ast.FloorDiv):
-            if self.union.find(type_.dtype) not in ("i32", "i64"):
+            if not self._integer(type_.dtype):
                 raise self.error(node, "// on float tiles is not supported yet")
             self._require_positive(rhs)
             # Python's // rounds toward negative infinity.
             q = self._bind_temp(out, hint, type_, ir.Call("divi", (a, b, ir.Lit("rounding::NegativeInf"))))
             q.nonneg = self._nonneg(lhs) and self._nonneg(rhs)
             return q
-        if isinstance(node.op, ast.Div) and self.union.find(type_.dtype) in ("i32", "i64"):
+        if isinstance(node.op, ast.Div) and self._int_tile(type_.dtype):
             raise self.error(node, "true division of integer tiles is not supported yet")
         result = Val("tile", type_, ir.Binary(op, a, b))
         if isinstance(node.op, (ast.Add, ast.Mult)):
@@ -1317,7 +1420,7 @@ class Translator(ArrayAccess, TileOps):
         if isinstance(node.op, ast.Invert):  # bitwise not, of integers
             if val.kind == "const" and isinstance(val.py, int):
                 return Val("const", py=~val.py)
-            if val.kind == "tile" and self.union.find(val.dtype) in ("i32", "i64"):
+            if val.kind == "tile" and self._int_tile(val.dtype):
                 return Val("tile", val.type, ir.Call("noti", (val.expr,)))
             if val.kind == "scalar" and val.dtype in ("i32", "i64"):
                 return Val("scalar", val.type, ir.Binary("^", val.expr, ir.Lit(f"-1{val.dtype}")))
@@ -1327,7 +1430,7 @@ class Translator(ArrayAccess, TileOps):
         if val.kind == "const":
             return Val("const", py=-val.py)
         if val.kind == "tile":
-            if self.union.find(val.dtype) in ("i32", "i64"):
+            if self._int_tile(val.dtype):
                 return Val("tile", val.type, ir.Call("negi", (val.expr, ir.Lit("overflow::None"))))
             return Val("tile", val.type, ir.Call("negf", (val.expr,)))
         if val.kind == "scalar":
@@ -1433,4 +1536,4 @@ def analyze(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = 
     which outputs are safe partitions and which arrays are updated in place."""
     survey = Translator(src, dtypes, lift_gathers)
     survey.run()
-    return Translator(src, dtypes, lift_gathers, uses=survey.counted).run()
+    return Translator(src, dtypes, lift_gathers, uses=survey.counted, int_arrays=survey.int_arrays).run()

@@ -63,11 +63,12 @@ class ArrayAccess:
         return ir.Var(self.partitions[key])
 
     def _index(self, node: ast.expr, out: list[ir.Stmt]) -> list[Val]:
+        """A tile index: numbers and i32 scalars, as they are; other values (0-d tiles, an index
+        array's values) as the i32 scalars they stand for."""
         val = self.expr(node, out, hint="index")
         items = val.py if val.kind == "tuple" else [val]
-        for item in items:
-            self._i32(item, node)
-        return items
+        return [item if item.kind == "const" or (item.kind == "scalar" and item.dtype == "i32") else
+                Val("scalar", ir.ScalarType("i32"), self._i32(item, node, out)) for item in items]
 
     def _padding(self, node: ast.expr | None, out: list[ir.Stmt]) -> str | None:
         if node is None:
@@ -84,6 +85,14 @@ class ArrayAccess:
         self._count(array, "loads")
         shape = self._dims(args["shape"], out)
         index = self._index(args["index"], out)
+        if shape == () and index:
+            # One element, as a 0-d tile: the 1 x ... x 1 tile at that index, reshaped.
+            one = self._load(node, args, array, index, (1,) * len(index), out, hint)
+            return self._bind_temp(out, hint, ir.TileType(one.dtype, ()), ir.Method(one.expr, "reshape", (ir.Shape(()),)))
+        return self._load(node, args, array, index, shape, out, hint)
+
+    def _load(self, node: ast.Call, args: dict, array: ir.ArrayParam, index: list[Val], shape: tuple[ir.Dim, ...],
+              out: list[ir.Stmt], hint: str) -> Val:
         if len(index) != len(shape):
             raise self.error(node, "the index and the tile shape of ct.load differ in rank")
         self._set_rank(array, len(shape), node)
@@ -303,7 +312,7 @@ class ArrayAccess:
             raise self.error(indices, "ct.gather/ct.scatter are supported where the last index is "
                                       "ct.arange(n) (plus a whole number of tiles) and the others are scalars")
         for s in scalars:
-            self._i32(s, indices)
+            self._i32(s, indices, out)
         n, offset = ramp.shape[0], ramp.iota_offset
         if offset.kind == "const" and offset.py == 0:
             column = Val("const", py=0)
@@ -340,29 +349,42 @@ class ArrayAccess:
         array = self._array_arg(args["array"], out)
         self._count(array, "loads")
         pad = self.expr(args["padding_value"], out) if "padding_value" in args else Val("const", py=0)
-        if pad.kind != "const" or not isinstance(pad.py, (int, float)):
-            raise self.error(node, "padding_value must be a number known at translation time")
-        if self.lift_gathers and "mask" not in args and not self.read_and_written(array) and (
+        if not (pad.kind == "const" and isinstance(pad.py, (int, float))) and pad.kind != "scalar":
+            raise self.error(node, "padding_value must be a number or a scalar")
+        if self.lift_gathers and pad.kind == "const" and "mask" not in args and not self.read_and_written(array) and (
                 lifted := self._lifted_gather(node, args, array, pad, out, hint)):
             return lifted
         shape, ptrs, mask = self._pointers(node, array, args, write=False, out=out, hint=hint)
         padding = None
         if mask is not None:
-            value = self._bind_temp(out, f"{rust_name(array.name)}_padding", ir.ScalarType(f"${array.name}"),
-                                    ir.Call("convert_scalar", (float_literal(float(pad.py)),)))
-            padding = ir.Call("Some", (value.expr,))
+            given = pad.expr if pad.kind == "scalar" else float_literal(float(pad.py))
+            if pad.kind == "scalar" and self._int_tile(pad.dtype) and self._int_tile(f"${array.name}"):
+                # no integer-to-integer conversion in cutile 0.5.0 (see `_convert`): through f64
+                given = self._bind_temp(out, f"{rust_name(array.name)}_padding", ir.ScalarType("f64"),
+                                        ir.Call("convert_scalar", (given,))).expr
+            padding = self._bind_temp(out, f"{rust_name(array.name)}_padding", ir.ScalarType(f"${array.name}"),
+                                      ir.Call("convert_scalar", (given,)))
+        # cutile 0.5.0 broadcasts a scalar padding from rank 1, which Tile IR rejects for a result of
+        # higher rank: there, the masked-off lanes get the padding by a select after the load.
+        padding_after = padding if padding is not None and len(shape) > 1 else None
         self.unsafe_reasons.append(f"gathers from '{array.name}' through pointers")
         why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
                "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
         load = ir.Unsafe(ir.Call("load_ptr_tko", (
             ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
-            ir.Lit("None"), padding or ir.Lit("None"), ir.Lit("None"), self._latency(node, args.get("latency"), out))),
+            ir.Lit("None"), ir.Call("Some", (padding.expr,)) if padding is not None and padding_after is None else
+            ir.Lit("None"), ir.Lit("None"), self._latency(node, args.get("latency"), out))),
             reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
                                                "requires" if self.read_and_written(array) else
                                                "; it is only read in this kernel"))
+        tile_type = ir.TileType(f"${array.name}", shape)
+        if padding_after is not None:
+            loaded = self.fresh(hint)
+            out.append(ir.Let(loaded, ir.LoadedType(tile_type), load, self.line))
+            fill = self._scalar_tile(padding_after.expr, tile_type.dtype, shape, out, hint)
+            return self._bind_temp(out, hint, tile_type, ir.Call("select", (mask, ir.Var(loaded), fill.expr)))
         name = self.fresh(hint)
         self.temps.add(name)
-        tile_type = ir.TileType(f"${array.name}", shape)
         out.append(ir.Let(name, ir.LoadedType(tile_type), load, self.line))
         return Val("tile", tile_type, ir.Var(name))
 
@@ -404,8 +426,11 @@ class ArrayAccess:
             self.union.union(f"${array.name}", td)
             return tile
         # cuTile Python casts a stored tile only where no precision is lost; an f32 tile stored into an
-        # array needs an f32 array: the launcher is built for that dtype only.
+        # array needs an f32 array: the launcher is built for that dtype only. An array that receives
+        # integers holds integers (counts, offsets, ids).
         self.stored_dtypes.setdefault(array.name, set()).add(td)
+        if td in ("i32", "i64"):
+            self._integer(f"${array.name}")
         return self._bind_temp(out, f"{rust_name(array.name)}_cast", ir.TileType(f"${array.name}", tile.shape),
                                ir.Call("convert_tile", (tile.expr,)))
 
@@ -427,7 +452,7 @@ class ArrayAccess:
         shape: tuple[ir.Dim, ...] = ()
         for item in items:
             if item.kind == "tile":
-                if self.union.find(item.dtype) not in ("i32", "i64"):
+                if not self._integer(item.dtype):
                     raise self.error(args["indices"], f"gather/scatter indices must be integers, not {item.dtype}")
                 shape = self._broadcast_shape(shape, item.shape, node)
             elif item.kind not in ("scalar", "const"):
@@ -444,7 +469,7 @@ class ArrayAccess:
             if item.kind == "tile":
                 lane = self._broadcast(self._convert(item, "i32", out, "index"), shape, out, "index")
             else:
-                lane = self._splat(Val("scalar", ir.ScalarType("i32"), self._i32(item, node), nonneg=self._nonneg(item)),
+                lane = self._splat(Val("scalar", ir.ScalarType("i32"), self._i32(item, node, out), nonneg=self._nonneg(item)),
                                    "i32", shape, out, "index", node)
             lanes.append(lane)
             term = lane

@@ -9,7 +9,7 @@ from .values import _FLOATS, _UNARY_MATH, _REDUCTIONS, float_literal, rust_name,
 
 
 # cuTile Python's Tile methods that are the ct function of the same name with the tile first.
-_TILE_METHODS = ("permute", "transpose", "extract")
+_TILE_METHODS = ("permute", "transpose", "extract", "cumsum")
 
 
 class TileOps:
@@ -44,7 +44,7 @@ class TileOps:
                 raise self.error(node, "rounding modes on scalars are not supported yet")
             return self._scalar_binop(node, op, lhs, rhs)
         type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
-        if self.union.find(type_.dtype) in ("i32", "i64"):
+        if self._int_tile(type_.dtype):
             if rounding is not None or ftz != "ftz::Disabled" or op == "/":
                 raise self.error(node, "rounding modes and true division apply to float tiles")
             return Val("tile", type_, ir.Binary(op, a, b))
@@ -77,7 +77,7 @@ class TileOps:
                        nonneg=(self._nonneg(lhs) or self._nonneg(rhs)) if which == "max" else
                        (self._nonneg(lhs) and self._nonneg(rhs)))
         type_, a, b = self._tile_operands(node, lhs, rhs, out, hint)
-        if self.union.find(type_.dtype) in ("i32", "i64"):
+        if self._int_tile(type_.dtype):
             return Val("tile", type_, ir.Call(f"{which}i", (a, b)))
         nan_mode = self.expr(args["propagate_nan"], out).py if "propagate_nan" in args else False
         return self._bind_temp(out, hint, type_, ir.Call(f"{which}f", (
@@ -117,11 +117,13 @@ class TileOps:
         if name == "item":
             if any(d != 1 for d in recv.shape):
                 raise self.error(node, ".item() needs a tile of one element")
+            if self._index_class(recv.dtype):  # an index array's value, as the kernel's integers
+                recv = self._convert(recv, "i32", out, hint)
             dtype = self.union.find(recv.dtype)
-            if dtype.startswith("$"):
+            if dtype.startswith("$") and not self.survey:
                 raise self.error(node, ".item() of a tile of an array's dtype is not supported yet; cast it first")
             scalar = self._bind_temp(out, hint, ir.TileType(recv.dtype, ()), ir.Method(recv.expr, "reshape", (ir.Shape(()),)))
-            return self._bind_temp(out, hint, ir.ScalarType(dtype), ir.Call("tile_to_scalar", (scalar.expr,)))
+            return self._scalar_of(scalar, out, hint)
         if name in _TILE_METHODS:
             # `t.permute(axes)` is `ct.permute(t, axes)`: the receiver, bound to a name, goes first.
             receiver = self.fresh("_receiver")
@@ -145,6 +147,11 @@ class TileOps:
             x = self._float_tile(args["x"], out, hint)
             return Val("tile", x.type, ir.Call(name, (x.expr,)))
         return handler
+
+    def _ct_abs(self, node: ast.Call, out, hint) -> Val:
+        x = self._tile_arg(self._args(node, ["x"], 1)["x"], out, hint)
+        func = "absi" if self._int_tile(x.dtype) else "absf"
+        return Val("tile", x.type, ir.Call(func, (x.expr,)))
 
     def _ct_exp(self, node: ast.Call, out, hint) -> Val:
         return self._rounded_math(node, "exp", out, hint)
@@ -275,6 +282,26 @@ class TileOps:
         self._common_dtype(a.dtype, b.dtype, node)
         return Val("tile", acc.type, ir.Call("mma", (a.expr, b.expr, acc.expr)))
 
+    def _ct_matmul(self, node: ast.Call, out, hint) -> Val:
+        args = self._args(node, ["x", "y"], 2)
+        return self._matmul(node, self._tile_arg(args["x"], out, hint), self._tile_arg(args["y"], out, hint), out, hint)
+
+    def _matmul(self, node: ast.AST, a: Val, b: Val, out, hint) -> Val:
+        """`ct.matmul(a, b)` or `a @ b`, as cuTile Python lowers it: an mma into a zero accumulator
+        (f32, or i32 for 8-bit integers), cast back to the operands' common dtype."""
+        if len(a.shape) != 2 or len(b.shape) != 2:
+            raise self.error(node, "only 2-D ct.matmul is supported yet")
+        if a.shape[1] != b.shape[0]:
+            raise self.error(node, f"ct.matmul shapes do not match: {a.shape} x {b.shape}")
+        dtype = self._common_dtype(a.dtype, b.dtype, node)
+        a, b = self._convert(a, dtype, out, hint), self._convert(b, dtype, out, hint)
+        acc_dtype = "i32" if self.union.find(dtype) in ("i8", "u8") else "f32"
+        shape = (a.shape[0], b.shape[1])
+        zero = self._bind_temp(out, f"{hint}_acc", ir.TileType(acc_dtype, shape),
+                               self._splat(Val("const", py=0), acc_dtype, shape, out, hint, node).expr)
+        product = self._bind_temp(out, hint, zero.type, ir.Call("mma", (a.expr, b.expr, zero.expr)))
+        return self._convert(product, dtype, out, hint)
+
     def _ct_arange(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["size", "dtype"], 1)
         shape = self._dims(ast.copy_location(ast.Tuple(elts=[args["size"]], ctx=ast.Load()), node), out)
@@ -329,6 +356,10 @@ class TileOps:
         axes = [self._int_const(a, node) for a in (axes_val.py if axes_val.kind == "tuple" else [axes_val])]
         if sorted(axes) != list(range(len(x.shape))):
             raise self.error(node, f"axes {axes} are not a permutation of the tile's {len(x.shape)} axes")
+        return self._permuted(x, axes, out, hint)
+
+    def _permuted(self, x: Val, axes: list[int], out, hint) -> Val:
+        """`x` with its axes in the order `axes`."""
         shape = tuple(x.shape[a] for a in axes)
         return self._bind_temp(out, hint, ir.TileType(x.dtype, shape),
                                ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
@@ -386,10 +417,34 @@ class TileOps:
         return self.expr(ast.copy_location(ast.UnaryOp(op=ast.Invert(), operand=args["x"]), node), out, hint)
 
     def _ct_cumsum(self, node: ast.Call, out, hint) -> Val:
-        # cutile's scan_sum gave sums that disagree with cuTile Python's ct.cumsum on the H200
-        # (rows of a 16x64 f32 tile, axis 1, max |err| 26): refused until that is understood.
-        raise self.error(node, "ct.cumsum is not supported yet (cutile's scan_sum disagrees with cuTile Python "
-                               "on the GPU)")
+        """An inclusive prefix sum along one axis: cutile's scan_sum, from the dtype's zero."""
+        args = self._args(node, ["x", "axis", "reverse", "rounding_mode", "flush_to_zero"], 1)
+        x = self._tile_arg(args["x"], out, hint)
+        if self._rounding(args.get("rounding_mode"), out) is not None or self._ftz(args.get("flush_to_zero"), out) \
+                != "ftz::Disabled":
+            raise self.error(node, "ct.cumsum with rounding_mode or flush_to_zero is not supported yet")
+        rank = len(x.shape)
+        axis = self._int_const(self.expr(args["axis"], out), node) if "axis" in args else 0
+        axis = axis + rank if axis < 0 else axis
+        if not 0 <= axis < rank:
+            raise self.error(node, f"axis out of range for a rank-{rank} tile")
+        reverse = self.expr(args["reverse"], out) if "reverse" in args else Val("const", py=False)
+        if reverse.kind != "const" or not isinstance(reverse.py, bool):
+            raise self.error(node, "reverse must be True or False")
+        dtype = self.union.find(x.dtype)
+        if dtype == "bool":
+            raise self.error(node, "ct.cumsum of a bool tile is not supported yet")
+        zero = ir.Lit(f"0{dtype}") if dtype in ("i32", "i64") else float_literal(0.0, dtype) if dtype in (
+            "f32", "f64") else self._bind_temp(out, f"{hint}_zero", ir.ScalarType(x.dtype),
+                                               ir.Call("convert_scalar", (float_literal(0.0),))).expr
+        # cutile 0.5.0's scan_sum writes `dim = 0` into the Tile IR whatever axis it is given
+        # (compile_scan_op): another axis is brought to the front, scanned, and put back.
+        order = [axis] + [a for a in range(rank) if a != axis]
+        if axis != 0:
+            x = self._permuted(x, order, out, hint)
+        scanned = self._bind_temp(out, hint, x.type, ir.Call("scan_sum", (
+            x.expr, ir.Lit("0i32"), ir.Lit("reverse::Reverse" if reverse.py else "reverse::Forward"), zero)))
+        return self._permuted(scanned, [order.index(a) for a in range(rank)], out, hint) if axis != 0 else scanned
 
     def _ct_extract(self, node: ast.Call, out, hint) -> Val:
         """The `index`-th block of `shape` in `x` (cutile's extract, with slice indices)."""
@@ -404,7 +459,7 @@ class TileOps:
             if isinstance(have, int) and isinstance(want, int) and have % want:
                 raise self.error(node, f"ct.extract of shape {shape} does not divide the tile's {x.shape}")
         indices = [self._bind_temp(out, "index", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (
-            self._i32(i, args["index"]),))).expr for i in items]
+            self._i32(i, args["index"], out),))).expr for i in items]
         return self._bind_temp(out, hint, ir.TileType(x.dtype, shape),
                                ir.Call("extract", (x.expr, ir.Lit(f"[{', '.join(e.name for e in indices)}]"))))
 
@@ -413,4 +468,4 @@ class TileOps:
         a, b = self.expr(args["a"], out), self.expr(args["b"], out)
         if a.kind == "const" and b.kind == "const":
             return Val("const", py=-(-a.py // b.py))
-        return Val("scalar", ir.ScalarType("i32"), ir.Call("ceil_div", (self._i32(a, node), self._i32(b, node))))
+        return Val("scalar", ir.ScalarType("i32"), ir.Call("ceil_div", (self._i32(a, node, out), self._i32(b, node, out))))

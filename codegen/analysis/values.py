@@ -10,6 +10,7 @@ from typing import Any
 from .. import ir
 
 DEFAULT_DTYPES = ("f32", "f16", "bf16")
+INDEX_DTYPES = ("i32", "i64")  # of arrays whose values a kernel uses as integers
 
 
 # cuTile Python dtype names -> cutile names.
