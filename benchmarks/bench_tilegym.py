@@ -62,6 +62,33 @@ def cases():
                                                                      rand(4, 32, 2048, 128), is_causal=True)
     yield "fmha_decode f16 16x32 heads, 8192 keys", lambda: tilegym.ops.fmha_decode(
         rand(16, 32, 1, 128), rand(16, 8, 8192, 128), rand(16, 8, 8192, 128), 1 / 128 ** 0.5)
+    bf16 = torch.bfloat16
+    wb = torch.randn(4096, device="cuda", dtype=bf16)
+    yield "persistent layer_norm bf16 8192x4096", lambda: tilegym.ops.persistent_layer_norm(
+        rand(8192, 4096, dtype=bf16), (4096,), wb, torch.zeros_like(wb), 1e-5)
+    yield "gemma_attention causal f16 4x32x2048x128", lambda: tilegym.ops.gemma_attention(
+        rand(4, 32, 2048, 128), rand(4, 32, 2048, 128), rand(4, 32, 2048, 128), is_causal=True)
+    yield "attention_sink bf16 2x1024 queries, 8x8 heads, d64", lambda: tilegym.ops.attention_sink(
+        rand(2, 1024, 8, 8, 64, dtype=bf16), rand(2, 1024, 8, 64, dtype=bf16), rand(2, 1024, 8, 64, dtype=bf16),
+        torch.randn(64, device="cuda", dtype=torch.float32), sliding_window=128)
+
+    def gated_delta(op, t, dtype=bf16):
+        q, k = rand(1, t, 16, 128, dtype=dtype) * 0.1, rand(1, t, 16, 128, dtype=dtype) * 0.1
+        g = -torch.abs(rand(1, t, 16, dtype=dtype)) * 0.5
+        return op(q, k, rand(1, t, 16, 128, dtype=dtype) * 0.1, g, torch.sigmoid(rand(1, t, 16, dtype=dtype)))
+
+    yield "chunk_gated_delta_rule bf16 T=4096 16 heads", lambda: gated_delta(tilegym.ops.chunk_gated_delta_rule, 4096)
+    yield "recurrent_gated_delta_rule bf16 T=1024", lambda: gated_delta(tilegym.ops.recurrent_gated_delta_rule, 1024)
+
+    def moe(tokens=512, hidden=2048, inter=1408, experts=64, top_k=6):
+        from tilegym.ops.moe_interface import fused_moe
+
+        weights = torch.softmax(torch.randn(tokens, top_k, device="cuda"), dim=-1).to(f16)
+        ids = torch.randint(0, experts, (tokens, top_k), dtype=torch.long, device="cuda")
+        return fused_moe(rand(tokens, hidden), rand(experts, 2 * inter, hidden) * 0.05,
+                         rand(experts, hidden, inter) * 0.05, weights, ids)
+
+    yield "fused_moe f16 512 tokens, 64 experts top-6", moe
 
 
 def recorded_launches(op):
@@ -84,11 +111,11 @@ def recorded_launches(op):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--ext", default="tilebridge_tilegym")
+    parser.add_argument("--ext", default="tilebridge_tilegym", help="extensions, comma-separated")
     parser.add_argument("--runs", type=int, default=50)
     args = parser.parse_args()
-    ext = tb.load(args.ext)
-    ours = {(info["file"], name) for name, info in json.loads(ext.__tilebridge__)["kernels"].items()}
+    exts = {(info["file"], name): ext for ext in map(tb.load, args.ext.split(","))
+            for name, info in json.loads(ext.__tilebridge__)["kernels"].items()}
     print(f"GPU: {torch.cuda.get_device_name()}; {args.runs} timed launches per side, 3 interleaved rounds")
     rows = []
     for label, op in cases():
@@ -99,7 +126,8 @@ def main():
             continue
         for grid, kernel, launch_args in launches:
             fn = kernel._pyfunc
-            if (os.path.basename(fn.__code__.co_filename), fn.__name__) not in ours:
+            ext = exts.get((os.path.basename(fn.__code__.co_filename), fn.__name__))
+            if ext is None:
                 print(f"{label}: {fn.__name__} is not translated; not timed")
                 continue
             try:

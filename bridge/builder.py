@@ -128,11 +128,13 @@ def build(
     quiet: bool = False,
     partial: bool = False,
     lift_gathers: bool = False,
+    launches: Sequence[Any] = (),
 ) -> BuildResult:
     """Translates `target`, builds the wheel (unless an identical build exists) and installs it.
-    With `partial`, kernels that cannot be translated are left out (`BuildResult.skipped`)."""
+    With `partial`, kernels that cannot be translated are left out (`BuildResult.skipped`); with
+    `launches` (recorded: `codegen.launches.read`), launchers are built for the dtypes they used."""
     crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, partial=partial,
-                      lift_gathers=lift_gathers)
+                      lift_gathers=lift_gathers, launches=launches)
     key = build_key(crate)
     crate_dir = Path(out_dir) if out_dir is not None else default_build_root() / f"{crate.module}-{key}"
     stamp = crate_dir / STAMP

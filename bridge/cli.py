@@ -24,12 +24,18 @@ def _module(args) -> str | None:
     return args.module
 
 
+def _launches(args) -> list:
+    from .codegen import launches
+
+    return launches.read(args.launches)
+
+
 def cmd_translate(args) -> int:
     from .builder import RUNTIME_CRATE, write_crate, build_key
     from .codegen import translate
 
     crate = translate(args.files if len(args.files) > 1 else args.files[0], module=_module(args),
-                      dtypes=_dtypes(args.dtype), runtime_path=RUNTIME_CRATE)
+                      dtypes=_dtypes(args.dtype), runtime_path=RUNTIME_CRATE, launches=_launches(args))
     write_crate(crate, Path(args.out), build_key(crate))
     print(f"wrote {crate.module} to {args.out}")
     return 0
@@ -40,7 +46,8 @@ def cmd_build(args) -> int:
 
     target = args.files if len(args.files) > 1 else args.files[0]
     result = build(target, out_dir=args.out, module=_module(args), dtypes=_dtypes(args.dtype),
-                   install=not args.no_install, partial=args.partial, lift_gathers=args.lift_gathers)
+                   install=not args.no_install, partial=args.partial, lift_gathers=args.lift_gathers,
+                   launches=_launches(args))
     for reason in result.skipped:
         print(f"left out {reason}")
     print(f"{result.module}: {'built' if result.rebuilt else 'up to date'}: {result.wheel}")
@@ -123,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("-m", "--module", help="extension module name (default: <file>_rs)")
         p.add_argument("--dtype", action="append", default=[], metavar="ARRAY=DT[,DT]",
                        help="dtypes to build the launcher for, per array parameter (default f32,f16,bf16)")
+        p.add_argument("--launches", action="append", default=[], metavar="LOG",
+                       help="launches recorded from the kernels' tests (JSON lines): build each launcher for the "
+                            "dtype combinations they used; repeatable")
         return p
 
     p = kernel_command("translate", "write the generated Rust crate")

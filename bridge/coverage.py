@@ -35,11 +35,23 @@ DEFAULT_INT = 64
 DEFAULT_DTYPE = "f16"
 
 
+# TileGym's 24 public operators (modules of ops/cutile/, as the tilegym issue lists them): their 45
+# kernels, 37 not experimental, are the benchmark. activation/ (gelu, relu, geglu) comes next;
+# the rest of a TileGym release (newer modules, experimental/) is reported too, but counted apart.
+TILEGYM_OPERATORS = (
+    "dropout", "silu_and_mul", "swiglu", "rms_norm", "layer_norm_legacy", "softmax", "rope", "matmul", "bmm",
+    "group_gemm", "attention", "attention_sink", "gemma_attention", "mla", "flash_decode", "attention_sink_decode",
+    "gemma_attention_decode", "mla_decoding", "mla_decoding_split_kv", "splitk_reduce", "moe", "moe_align_block",
+    "recurrent_gated_delta_rule", "chunk_gated_delta_rule")
+SCOPES = {"operators": "TileGym's 24 operators", "activations": "activation/", "other": "other kernels"}
+
+
 @dataclass
 class Row:
     file: str
     kernel: str
     experimental: bool
+    scope: str = "other"  # a key of SCOPES
     translated: bool = False
     built: bool = False
     tile_ir: bool = False
@@ -47,6 +59,11 @@ class Row:
     diff_lines: int | None = None
     safety: str = ""
     error: str = ""
+    refusals: list[str] = field(default_factory=list)  # constants the launcher refuses, and why
+
+    @property
+    def safe(self) -> bool:
+        return self.translated and self.safety == "safe"
 
 
 @dataclass
@@ -57,22 +74,50 @@ class Report:
     def through_cubin(self) -> int:
         return sum(r.cubin for r in self.rows)
 
+    def count(self, scope: str | None = None, public: bool = False, what: str = "cubin") -> tuple[int, int]:
+        """(kernels that got `what`, kernels) in `scope` (all by default), not experimental ones only
+        with `public`."""
+        rows = [r for r in self.rows if (scope is None or r.scope == scope) and not (public and r.experimental)]
+        return sum(bool(getattr(r, what)) for r in rows), len(rows)
+
     def table(self) -> str:
-        lines = [f"{'kernel':<58} {'transl':>6} {'built':>5} {'TileIR':>6} {'cubin':>5} {'diff':>5}  safety / error"]
-        for r in self.rows:
-            name = f"{r.file}:{r.kernel}{'*' if r.experimental else ''}"
-            mark = lambda ok: "yes" if ok else "-"  # noqa: E731
-            diff = "-" if r.diff_lines is None else str(r.diff_lines)
-            note = r.safety if r.cubin else r.error
-            lines.append(f"{name[:58]:<58} {mark(r.translated):>6} {mark(r.built):>5} {mark(r.tile_ir):>6} "
-                         f"{mark(r.cubin):>5} {diff:>5}  {note[:110]}")
-        public = [r for r in self.rows if not r.experimental]
-        lines.append(f"{self.through_cubin}/{len(self.rows)} kernels through cubin "
-                     f"({sum(r.cubin for r in public)}/{len(public)} not experimental; * = experimental)")
+        head = f"{'kernel':<58} {'transl':>6} {'built':>5} {'TileIR':>6} {'cubin':>5} {'diff':>5}  safety / error"
+        lines = []
+        mark = lambda ok: "yes" if ok else "-"  # noqa: E731
+        for scope, title in SCOPES.items():
+            rows = [r for r in self.rows if r.scope == scope]
+            if not rows:
+                continue
+            lines += [f"-- {title}", head]
+            for r in rows:
+                name = f"{r.file}:{r.kernel}{'*' if r.experimental else ''}"
+                diff = "-" if r.diff_lines is None else str(r.diff_lines)
+                note = (r.safety + (f"; refuses {len(r.refusals)} constant branch(es)" if r.refusals else "")
+                        if r.cubin else r.error)
+                lines.append(f"{name[:58]:<58} {mark(r.translated):>6} {mark(r.built):>5} {mark(r.tile_ir):>6} "
+                             f"{mark(r.cubin):>5} {diff:>5}  {note[:110]}")
+        lines.append("")
+        lines += self.totals()
         return "\n".join(lines)
 
+    def totals(self) -> list[str]:
+        lines = []
+        if any(r.scope == "operators" for r in self.rows):
+            (n, of), (p, pof) = self.count("operators"), self.count("operators", public=True)
+            (safe, _), (psafe, _) = self.count("operators", what="safe"), self.count("operators", True, "safe")
+            lines.append(f"{n}/{of} kernels of TileGym's 24 operators through cubin ({p}/{pof} not experimental); "
+                         f"fully safe: {safe}/{of} ({psafe}/{pof} not experimental)")
+        if any(r.scope == "activations" for r in self.rows):
+            lines.append("{}/{} activation kernels through cubin".format(*self.count("activations")))
+        (n, of), (p, pof) = self.count(), self.count(public=True)
+        lines.append(f"{n}/{of} kernels through cubin in all ({p}/{pof} not experimental; * = experimental)")
+        return lines
+
     def to_json(self) -> str:
-        return json.dumps({"through_cubin": self.through_cubin, "kernels": len(self.rows),
+        summary = {scope: dict(zip(("through_cubin", "kernels"), self.count(scope))) for scope in SCOPES}
+        return json.dumps({"through_cubin": self.through_cubin, "kernels": len(self.rows), "scopes": summary,
+                           "operators_not_experimental": dict(zip(("through_cubin", "kernels"),
+                                                                  self.count("operators", public=True))),
                            "rows": [asdict(r) for r in self.rows]}, indent=2) + "\n"
 
 
@@ -188,22 +233,34 @@ def _kernels_of(path: Path) -> list[Any]:
     return frontend.kernels_in(module)
 
 
+def scope_of(path: Path, root: Path) -> str:
+    """Which part of the report a kernel file belongs to (see SCOPES); TileGym's layout only."""
+    tilegym = root.parts[-2:] == ("ops", "cutile")
+    rel = path.relative_to(root)
+    if tilegym and len(rel.parts) == 1 and path.stem in TILEGYM_OPERATORS:
+        return "operators"
+    if tilegym and rel.parts[0] == "activation":
+        return "activations"
+    return "other"
+
+
 def run(target: str, *, quiet: bool = True, files: list[str] | None = None) -> Report:
     """`files`: only the kernel files whose names (without .py) these glob patterns match."""
     os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     report = Report()
-    for path in sorted(library_dir(target).rglob("*.py")):
+    root = library_dir(target)
+    for path in sorted(root.rglob("*.py"), key=lambda p: (list(SCOPES).index(scope_of(p, root)), str(p))):
         if files and not any(fnmatch.fnmatch(path.stem, f) for f in files):
             continue
         try:
             kernels = _kernels_of(path)
         except Exception as e:  # a file we cannot even read statically
-            report.rows.append(Row(path.name, "?", False, error=f"cannot read: {e}"))
+            report.rows.append(Row(path.name, "?", False, scope=scope_of(path, root), error=f"cannot read: {e}"))
             continue
         translated = []
         for k in kernels:
             row = Row(path.name, k._pyfunc.__name__, static_source.is_experimental(k) or bool(
-                getattr(k, "_tracked_message", None)))
+                getattr(k, "_tracked_message", None)), scope=scope_of(path, root))
             report.rows.append(row)
             try:
                 kir = analyze(frontend.load(k))
@@ -215,6 +272,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None) -> R
                 continue
             row.translated = True
             row.safety = "safe" if kir.safety.safe else "unsafe: " + "; ".join(kir.safety.reasons)
+            row.refusals = list(kir.refusals)
             translated.append((row, k, kir))
         if not translated:
             continue

@@ -84,14 +84,14 @@ def launch(ext, stream: Any, grid: Any, kernel: Any, args: Sequence[Any]) -> Non
     """
     name = kernel._pyfunc.__name__ if hasattr(kernel, "_pyfunc") else kernel
     fn, positional, constants = _plan(ext, name, len(args))
-    fn(grid, *[args[i] for i in positional], stream=stream, sync=False, hints=_hints(kernel),
+    fn(grid, *[args[i] for i in positional], stream=stream, sync=False, hints=launch_hints(kernel),
        **{n: args[i] for n, i in constants})
 
 
 _HINTS: dict[int, tuple[Any, tuple]] = {}
 
 
-def _hints(kernel: Any) -> tuple | None:
+def launch_hints(kernel: Any) -> tuple | None:
     """(occupancy, num_ctas, num_worker_warps) of the kernel object being launched, for this GPU:
     a `ct.kernel(...).replace_hints(...)` object (TileGym's autotuned configurations) carries
     its own, which the Rust launch honours as cuTile Python's does."""

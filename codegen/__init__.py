@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import analysis, emit, frontend, ir
+from . import analysis, emit, frontend, ir, launches as recorded
 from .emit import CrateFiles
 from .errors import TranslationError
 
@@ -33,6 +33,7 @@ def translate(
     runtime_path: Path,
     partial: bool = False,
     lift_gathers: bool = False,
+    launches: Sequence[recorded.Launch] = (),
 ) -> CrateFiles:
     """Translates the kernels of `target` (kernel objects, a module or a file) into crate files.
 
@@ -41,13 +42,16 @@ def translate(
     if any kernel cannot be translated; with `partial`, leaves such kernels out instead
     and lists why in the result's `skipped` (and raises only if none is left). With
     `lift_gathers`, gathers and scatters of whole rows become cutile's checked tile accesses
-    (safe, but not always as fast: see `analysis.access`).
+    (safe, but not always as fast: see `analysis.access`). With `launches` (recorded from the
+    kernels' own tests: `launches.read`), each kernel that has some is built for the dtype
+    combinations they used only.
     """
     sources = frontend.load_all(target)
     kernels, skipped = [], []
     for src in sources:
         try:
             kernel = analysis.analyze(src, dtypes, lift_gathers)
+            recorded.restrict(kernel, launches)
             emit.check_launcher_variants(kernel)
             _check_distinct_name(kernel, kernels)
             kernels.append(kernel)

@@ -203,16 +203,14 @@ def entry_attributes(options: dict[str, dict[str, int]]) -> str:
 
 def check_launcher_variants(kernel: ir.KernelIR) -> None:
     """Raises TranslationError where the launcher would need too many dtype variants."""
-    variants = 1
-    for c in kernel.dtype_classes:
-        variants *= len(c.allowed)
+    variants = len(kernel.launcher_combos())
     if variants > MAX_LAUNCHER_VARIANTS:
         arrays = ", ".join(f"{'/'.join(c.arrays)} ({', '.join(c.allowed)})" for c in kernel.dtype_classes
                            if len(c.allowed) > 1)
         raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}` takes arrays whose dtypes are "
                                f"independent: {arrays}: {variants} launcher variants to build; state the dtypes of "
                                "some of them (tb.build(..., dtypes={\"name\": [\"f16\"]}), tilebridge build "
-                               "--dtype name=f16)")
+                               "--dtype name=f16), or build from recorded launches (tilebridge build --launches LOG)")
 
 
 def _launcher(kernel: ir.KernelIR) -> dict:
@@ -253,9 +251,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
 
     # One monomorphization per combination of allowed dtypes.
     check_launcher_variants(kernel)
-    combos: list[list[str]] = [[]]
-    for c in kernel.dtype_classes:
-        combos = [combo + [d] for combo in combos for d in c.allowed]
+    combos = kernel.launcher_combos()
     typed_args = ["launch"] + [rust_name(p.name) for p in kernel.params if not isinstance(p, ir.UnusedParam)]
     arms = []
     for combo in combos:
@@ -312,12 +308,23 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         "checks": checks,
         "scrutinee": scrutinee,
         "arms": arms,
+        "unbuilt": json.dumps(_unbuilt_message(kernel)),
         "class_names": [c.rust_name for c in kernel.dtype_classes],
         "typed_params": typed_params,
         "tensors": tensors,
         "call": f"kernels::{k}({', '.join(call_args)})",
         "generics": ", ".join(generics),
     }
+
+
+def _unbuilt_message(kernel: ir.KernelIR) -> str:
+    """What the launcher says of a dtype combination it was not built for."""
+    if kernel.dtype_combos is None:
+        return "unsupported dtype combination"
+    arrays = " / ".join(",".join(c.arrays) for c in kernel.dtype_classes)
+    built = "; ".join(" / ".join(combo) for combo in kernel.dtype_combos)
+    return (f"kernel `{kernel.name}` was built for the dtype combinations its recorded launches used "
+            f"({arrays}: {built}); rebuild with the launches that use this one")
 
 
 def derived_dtype(d: ir.DerivedDType, bound: dict[str, str]) -> str:

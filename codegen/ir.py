@@ -265,6 +265,18 @@ class KernelIR:
     # message where it fails), from ct.static_assert and from branches that are not translated
     launch_checks: list[tuple["Expr", str]] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)  # those branches, for the coverage report
+    # The dtype of each class (in order) for every launcher variant, where recorded launches chose
+    # them (`launches.restrict`); None: every combination of the classes' allowed dtypes.
+    dtype_combos: list[tuple[str, ...]] | None = None
+
+    def launcher_combos(self) -> list[tuple[str, ...]]:
+        """The dtype combinations the launcher is built for, one tuple (a dtype per class) each."""
+        if self.dtype_combos is not None:
+            return list(self.dtype_combos)
+        combos: list[tuple[str, ...]] = [()]
+        for c in self.dtype_classes:
+            combos = [combo + (d,) for combo in combos for d in c.allowed]
+        return combos
 
     @property
     def arrays(self) -> list[ArrayParam]:

@@ -166,7 +166,8 @@ def test_constant_branches_compile(control_flow_ext, flag, monkeypatch):
             ("rebound_in_branch", ["f16", "f32", flag, "256"], flat),
             ("untranslatable_branch", ["f32", "f32", "0", "256"], flat),
             ("rows_or_one_row", ["f32", "f32", number, "256"], [("x", [-1, 1]), ("y", [-1, 1])]),
-            ("nested_bounds", ["f32", "f32", number, "256"], flat)):
+            ("nested_bounds", ["f32", "f32", number, "256"], flat),
+            ("early_exit", ["f32", "f16", "1000", "256"], flat)):
         ir, bytecode = control_flow_ext._compile_only(name, generics, strides, "sm_90")
         assert f"entry @{name}_entry" in ir
         coverage._cubin(bytecode)

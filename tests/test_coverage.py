@@ -1,12 +1,14 @@
 """TileGym's kernels through translate -> build -> Tile IR -> sm_90 cubin, on the CPU.
 
-The count may only go up: tests/coverage_floor.json holds the last landed figure."""
+The counts may only go up: tests/coverage_floor.json holds the last landed figures."""
 
 import json
 import re
 from pathlib import Path
 
 import pytest
+
+from tilebridge.coverage import TILEGYM_OPERATORS
 
 pytestmark = pytest.mark.slow
 
@@ -27,6 +29,14 @@ def report():
 def test_coverage_does_not_drop(report):
     print(report.table())
     assert report.through_cubin >= FLOOR["through_cubin"], report.table()
+    assert report.count("operators")[0] >= FLOOR["operators_through_cubin"], report.table()
+
+
+def test_report_counts_the_24_operators_apart(report):
+    assert {r.file[:-3] for r in report.rows if r.scope == "operators"} == set(TILEGYM_OPERATORS)
+    assert report.count("operators")[1] == 45 and report.count("operators", public=True)[1] == 37
+    assert report.count("activations")[1] == 5
+    assert "kernels of TileGym's 24 operators through cubin" in report.table()
 
 
 def test_every_kernel_is_accounted_for(report):

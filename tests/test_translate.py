@@ -171,3 +171,25 @@ def test_kernels_that_clash_in_rust_are_refused(tmp_path):
         tb.translate(tmp_path / "clash.py", runtime_path=RUNTIME_CRATE)
     crate = tb.translate(tmp_path / "clash.py", runtime_path=RUNTIME_CRATE, partial=True)
     assert crate.skipped and "clashes" in crate.skipped[0]
+
+
+def test_recorded_launches_choose_the_launcher_variants(tmp_path):
+    """A launch log (tests/gpu/tilegym_plugin.py --launch-log) builds each launcher for the dtype
+    combinations its kernel was launched with; kernels without launches keep every combination."""
+    import json
+
+    from tilebridge.codegen import launches
+
+    array = lambda dtype: {"dtype": dtype, "shape": [1000], "strides": [1]}  # noqa: E731
+    record = {"file": "checked_ops.py", "kernel": "count_ids", "hints": {},
+              "args": {"ids": array("int64"), "counts": array("int32"), "NUM": 8, "TILE": 256}}
+    log = tmp_path / "launches.jsonl"
+    log.write_text(json.dumps(record) + "\n" + json.dumps({**record, "args": {**record["args"], "NUM": 4}}) + "\n")
+    crate = tb.translate(REPO / "tests" / "fixtures" / "checked_ops.py", runtime_path=RUNTIME_CRATE,
+                         launches=launches.read([log]))
+    meta = json.loads(crate.files["tilebridge.json"])["kernels"]
+    assert meta["count_ids"]["dtypes"] == {"E0": ["i64"], "E1": ["i32"]}
+    assert meta["prefix_sums"]["dtypes"]["E0"] == ["f32", "f16", "bf16"]
+    lib = crate.files["src/lib.rs"]
+    assert lib.count("count_ids_typed::<") == 1 and "count_ids_typed::<i64, i32>" in lib
+    assert "was built for the dtype combinations its recorded launches used (ids / counts: i64 / i32)" in lib

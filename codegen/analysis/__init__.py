@@ -525,10 +525,12 @@ class Translator(ArrayAccess, TileOps):
         if cond.kind == "scalar" and cond.expr in self.facts:  # decided by an enclosing branch
             cond = Val("const", py=self.facts[cond.expr])
         if cond.kind == "const":  # decided at translation time: only the taken branch exists
-            self._block((node.body if cond.py else node.orelse) + rest, out)
+            self._block(_path(node.body if cond.py else node.orelse, rest), out)
             return True
         if cond.kind != "scalar" or cond.dtype != "bool":
             raise self.error(node.test, "an if condition must be a scalar comparison, a bool or a constant")
+        if not self.inlining and (_may_return(node.body) or _may_return(node.orelse)):
+            return self._paths(node, cond, out, rest)  # an early exit: what follows runs on the other path
         mark = self._checkpoint(out)
         try:
             branches, scopes = self._branches(cond, [node.body, node.orelse])
@@ -552,7 +554,7 @@ class Translator(ArrayAccess, TileOps):
         refuses the values that take it, saying why (cuTile Python compiles it only for them)."""
         mark = self._checkpoint(out)
         try:
-            branches, _ = self._branches(cond, [node.body + rest, node.orelse + rest], paths=True)
+            branches, _ = self._branches(cond, [_path(node.body, rest), _path(node.orelse, rest)], paths=True)
             out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
             return True
         except TranslationError as e:
@@ -566,7 +568,7 @@ class Translator(ArrayAccess, TileOps):
             mark = self._checkpoint(out)
             self.facts = self._assume(cond.expr, known)
             try:
-                self._block(body + rest, out)
+                self._block(_path(body, rest), out)
             except TranslationError:
                 self._rollback(mark, out)
                 continue
@@ -1502,6 +1504,24 @@ def _assignments(tree: ast.AST) -> list[tuple[int, str]]:
                     if isinstance(n, ast.Name):
                         found.append((id(node), n.id))
     return found
+
+
+def _path(branch: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements that run after a branch is taken: the branch, then `rest` unless the branch
+    returns (the kernel's early exit)."""
+    if branch and isinstance(branch[-1], ast.Return) and branch[-1].value is None:
+        return branch[:-1]
+    return branch + rest
+
+
+def _may_return(stmts: list[ast.stmt]) -> bool:
+    """Whether `stmts` return from the kernel anywhere but inside a loop."""
+    for st in stmts:
+        if isinstance(st, ast.Return):
+            return True
+        if isinstance(st, ast.If) and (_may_return(st.body) or _may_return(st.orelse)):
+            return True
+    return False
 
 
 def _names_read(stmts: list[ast.stmt]) -> set[str]:

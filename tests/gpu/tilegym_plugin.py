@@ -7,31 +7,80 @@ Every `ct.launch` of a kernel that the extension translated runs the Rust twin
 (`tb.use_rust`); the others run in cuTile Python as before. For each test, one JSON line
 goes to the routing log: its outcome and how many launches of which kernels ran in Rust
 and in Python, so a summary can tell a test that passed on Rust kernels from one that
-never reached them. Each xdist worker appends its own lines.
+never reached them. With --launch-log, every launch's specialization (each argument's
+dtype, shape and strides, or its value; the kernel object's hints) goes to a second log,
+which `tilebridge coverage` compiles from. Each xdist worker appends its own lines.
 """
 
+import inspect
 import json
 import os
 
 import pytest
 
 import tilebridge as tb
+from tilebridge.codegen.frontend import KERNEL_HINTS
+from tilebridge.runtime import launch_hints
 
 
 def pytest_addoption(parser):
-    parser.addoption("--rust-ext", required=True, help="the tilebridge extension with the translated kernels")
+    parser.addoption("--rust-ext", required=True, help="the tilebridge extensions with the translated kernels "
+                                                          "(comma-separated)")
     parser.addoption("--routing-log", required=True, help="append one JSON line per test here")
+    parser.addoption("--launch-log", default=None, help="append each distinct launch specialization here")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     config = item.config
-    ext = getattr(config, "_tb_ext", None)
-    if ext is None:
-        ext = config._tb_ext = tb.load(config.getoption("--rust-ext"))
-    with tb.use_rust(ext) as routing:
-        yield
+    exts = getattr(config, "_tb_exts", None)
+    if exts is None:
+        exts = config._tb_exts = [tb.load(name) for name in config.getoption("--rust-ext").split(",")]
+    log = config.getoption("--launch-log")
+    with tb.use_rust(*exts) as routing:
+        if log is None:
+            yield
+        else:
+            import cuda.tile as ct
+
+            routed = ct.launch
+
+            def recorded(stream, grid, kernel, args):
+                _record(config, log, kernel, args)
+                return routed(stream, grid, kernel, args)
+
+            ct.launch = recorded
+            try:
+                yield
+            finally:
+                ct.launch = routed
     item._tb_routing = routing
+
+
+def _record(config, log, kernel, args):
+    """One JSON line per distinct specialization this worker launches."""
+    fn = getattr(kernel, "_pyfunc", None)
+    if fn is None:
+        return
+    values = {}
+    for name, value in zip(inspect.signature(fn).parameters, args):
+        if hasattr(value, "stride") and hasattr(value, "dtype"):  # a torch tensor
+            values[name] = {"dtype": str(value.dtype).replace("torch.", ""), "shape": list(value.shape),
+                            "strides": list(value.stride())}
+        elif isinstance(value, (bool, int, float)):
+            values[name] = value
+        else:
+            values[name] = type(value).__name__
+    entry = {"file": os.path.basename(fn.__code__.co_filename), "kernel": fn.__name__, "args": values,
+             "hints": dict(zip(KERNEL_HINTS, launch_hints(kernel) or ()))}
+    line = json.dumps(entry, sort_keys=True)
+    seen = getattr(config, "_tb_launches", None)
+    if seen is None:
+        seen = config._tb_launches = set()
+    if line not in seen:
+        seen.add(line)
+        with open(log, "a") as f:
+            f.write(line + "\n")
 
 
 def pytest_runtest_makereport(item, call):

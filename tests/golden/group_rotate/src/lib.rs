@@ -63,7 +63,7 @@ fn group_rotate<'py>(
             (ElemType::BF16, ElemType::BF16) => {
                 group_rotate_typed::<bf16, bf16>(launch, x, y, SCALE, GROUP, TILE)
             }
-            // same_elem admitted only the combinations above.
+            // same_elem admitted only the dtypes above, one class at a time.
             _ => Err(tilebridge_runtime::error::argument(
                 "unsupported dtype combination",
             )),

@@ -58,7 +58,7 @@ fn matmul<'py>(
             (ElemType::BF16, ElemType::BF16) => {
                 matmul_typed::<bf16, bf16>(launch, A, B, C, TM, TN, TK)
             }
-            // same_elem admitted only the combinations above.
+            // same_elem admitted only the dtypes above, one class at a time.
             _ => Err(tilebridge_runtime::error::argument(
                 "unsupported dtype combination",
             )),

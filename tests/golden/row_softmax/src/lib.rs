@@ -44,7 +44,7 @@ fn row_softmax<'py>(
             (ElemType::BF16, ElemType::BF16) => {
                 row_softmax_typed::<bf16, bf16>(launch, x, y, TILE_N)
             }
-            // same_elem admitted only the combinations above.
+            // same_elem admitted only the dtypes above, one class at a time.
             _ => Err(tilebridge_runtime::error::argument(
                 "unsupported dtype combination",
             )),

@@ -62,7 +62,7 @@ fn scaled_silu<'py>(
             (ElemType::BF16, ElemType::BF16) => {
                 scaled_silu_typed::<bf16, bf16>(launch, x, y, alpha, beta, TILE)
             }
-            // same_elem admitted only the combinations above.
+            // same_elem admitted only the dtypes above, one class at a time.
             _ => Err(tilebridge_runtime::error::argument(
                 "unsupported dtype combination",
             )),
@@ -120,7 +120,7 @@ fn scaled_silu_in_place<'py>(
             ElemType::F32 => scaled_silu_in_place_typed::<f32>(launch, x, alpha, beta, TILE),
             ElemType::F16 => scaled_silu_in_place_typed::<f16>(launch, x, alpha, beta, TILE),
             ElemType::BF16 => scaled_silu_in_place_typed::<bf16>(launch, x, alpha, beta, TILE),
-            // same_elem admitted only the combinations above.
+            // same_elem admitted only the dtypes above, one class at a time.
             _ => Err(tilebridge_runtime::error::argument(
                 "unsupported dtype combination",
             )),

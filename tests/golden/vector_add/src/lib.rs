@@ -40,7 +40,7 @@ fn vector_add<'py>(
             ElemType::F32 => vector_add_typed::<f32>(launch, a, b, c, TILE),
             ElemType::F16 => vector_add_typed::<f16>(launch, a, b, c, TILE),
             ElemType::BF16 => vector_add_typed::<bf16>(launch, a, b, c, TILE),
-            // same_elem admitted only the combinations above.
+            // same_elem admitted only the dtypes above, one class at a time.
             _ => Err(tilebridge_runtime::error::argument(
                 "unsupported dtype combination",
             )),
