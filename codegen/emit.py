@@ -32,7 +32,7 @@ _ENV = jinja2.Environment(
 )
 
 _RUST_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "f64": "f64", "i32": "i32", "i64": "i64",
-               "i16": "i16", "i8": "i8", "u8": "u8", "bool": "bool"}
+               "i16": "i16", "i8": "i8", "u8": "u8", "bool": "bool", "f8e4m3fn": "f8e4m3fn", "f8e5m2": "f8e5m2"}
 _ELEM_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64", "i32": "I32", "i64": "I64",
                   "i16": "I16", "i8": "I8", "u8": "U8", "bool": "Bool", "f8e4m3fn": "F8E4M3FN",
                   "f8e5m2": "F8E5M2"}
@@ -228,6 +228,9 @@ def _launcher(kernel: ir.KernelIR) -> dict:
 
     admit = [f"let _ = {rust_name(p.name)}; // the kernel never reads `{p.name}`" for p in kernel.params
              if isinstance(p, ir.UnusedParam)]
+    if kernel.in_place:
+        pairs = ", ".join(f'("{a}", "{b}")' for a, b in kernel.in_place)
+        admit.append(f"launch.allow_in_place(&[{pairs}]);")
     for p in kernel.arrays:
         how = "output" if p.written else "input"
         admit.append(f'let {rust_name(p.name)} = launch.{how}({rust_name(p.name)}, "{p.name}", {p.rank})?;')
@@ -323,8 +326,8 @@ def _unbuilt_message(kernel: ir.KernelIR) -> str:
         return "unsupported dtype combination"
     arrays = " / ".join(",".join(c.arrays) for c in kernel.dtype_classes)
     built = "; ".join(" / ".join(combo) for combo in kernel.dtype_combos)
-    return (f"kernel `{kernel.name}` was built for the dtype combinations its recorded launches used "
-            f"({arrays}: {built}); rebuild with the launches that use this one")
+    return (f"kernel `{kernel.name}` was built for these dtype combinations only ({arrays}: {built}); "
+            "rebuild with launches recorded that use this one (tilebridge build --launches), or the dtypes stated")
 
 
 def derived_dtype(d: ir.DerivedDType, bound: dict[str, str]) -> str:
@@ -360,6 +363,7 @@ def metadata(kernels: list[ir.KernelIR]) -> dict:
             "dtypes": {c.rust_name: c.allowed for c in k.dtype_classes},
             "safe": k.safety.safe,
             "unsafe_reasons": k.safety.reasons,
+            "in_place": [list(pair) for pair in k.in_place],
         }
     return out
 

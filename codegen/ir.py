@@ -266,8 +266,11 @@ class KernelIR:
     launch_checks: list[tuple["Expr", str]] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)  # those branches, for the coverage report
     # The dtype of each class (in order) for every launcher variant, where recorded launches chose
-    # them (`launches.restrict`); None: every combination of the classes' allowed dtypes.
+    # them (`launches.cover`); None: every combination of the classes' allowed dtypes.
     dtype_combos: list[tuple[str, ...]] | None = None
+    # (input, output) pairs the launcher lets be the very same array: an in-place update, which
+    # the kernel's order of accesses makes race-free (see analysis `_in_place_pairs`)
+    in_place: list[tuple[str, str]] = field(default_factory=list)
 
     def launcher_combos(self) -> list[tuple[str, ...]]:
         """The dtype combinations the launcher is built for, one tuple (a dtype per class) each."""

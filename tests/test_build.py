@@ -58,7 +58,9 @@ def test_launch_without_gpu_raises_device_error(examples_ext):
     (lambda a: (a[0], FakeCudaArray((4096,), "<f2", 0x7100_0000), a[2]), tb.ArgumentError, "same dtype"),
     (lambda a: fakes(typestr="<i4"), tb.ArgumentError, "was built for f32, f16, bf16"),
     (lambda a: (FakeCudaArray((64, 64)), a[1], a[2]), tb.ArgumentError, "must have rank 1"),
-    (lambda a: (a[0], a[1], a[0]), tb.ArgumentError, "share memory"),
+    # another view of an input: refused (the very same array is an in-place update, below)
+    (lambda a: (a[0], a[1], FakeCudaArray((4096,), ptr=0x7000_0000 + 64)), tb.ArgumentError,
+     "share memory.*very same array"),
     (lambda a: (a[0], a[1], FakeCudaArray((4096,), ptr=0x7200_0000, readonly=True)), tb.ArgumentError, "read-only"),
     (lambda a: (FakeCudaArray((4096,), strides=(-4,)), a[1], a[2]), tb.ArgumentError, "negative stride"),
     (lambda a: (FakeCudaArray((4096,), strides=(6,)), a[1], a[2]), tb.ArgumentError, "multiple of the element"),
@@ -69,6 +71,21 @@ def test_launch_without_gpu_raises_device_error(examples_ext):
 def test_bad_arguments_raise_python_errors(examples_ext, mutate, error, pattern):
     with pytest.raises(error, match=pattern):
         examples_ext.vector_add((4,), *mutate(fakes()), TILE=1024)
+
+
+def test_in_place_updates_are_the_very_same_array(examples_ext):
+    """An output may be passed as the input it is computed from where the kernel reads that input at
+    the one tile it writes, before writing it (vector_add's c = a); not where blocks read what
+    others write (matmul's C = A)."""
+    a, b, _ = fakes()
+    with pytest.raises(tb.DeviceError):  # past every check
+        examples_ext.vector_add((4,), a, b, a, TILE=1024)
+    square = FakeCudaArray((128, 128), "<f2")
+    with pytest.raises(tb.ArgumentError, match="share memory"):
+        examples_ext.matmul((1, 1), square, FakeCudaArray((128, 128), "<f2", ptr=0x7100_0000), square,
+                            TM=128, TN=128, TK=64)
+    meta = json.loads(examples_ext.__tilebridge__)["kernels"]
+    assert meta["vector_add"]["in_place"] == [["a", "c"], ["b", "c"]] and meta["matmul"]["in_place"] == []
 
 
 class _Device:

@@ -91,7 +91,12 @@ class Translator(ArrayAccess, TileOps):
         self.loop_assigned: set[str] = set()
         self.loop_carried: set[str] = set()
         self.guarded = 0  # > 0 while translating the branches of a runtime condition
-        self.loops = 0  # > 0 while translating a loop body (a helper's included)
+        self.loops: list[int] = []  # the loops whose bodies are being translated (a helper's too), innermost last
+        self.loop_count = 0
+        # Every array access as translated, in order: (array, "loads" | "stores", the loops around it);
+        # and where each array is loaded and stored: (tile shape, index expressions) per access.
+        self.accesses: list[tuple[str, str, tuple[int, ...]]] = []
+        self.sites: dict[tuple[str, str], set[tuple]] = {}
         # What a branch knows of ct.Constant values: conditions on them (-> bool), and values
         # (`ir.Var` of the constant -> int) where a condition says `N == 1` or `N != 1` is false.
         self.facts: dict[ir.Expr, bool | int] = {}
@@ -160,6 +165,7 @@ class Translator(ArrayAccess, TileOps):
             derived=derived,
             launch_checks=list(self.launch_checks),
             refusals=list(self.refusals),
+            in_place=self._in_place_pairs(),
         )
 
     def _check_signature(self, fn: ast.FunctionDef) -> None:
@@ -286,6 +292,35 @@ class Translator(ArrayAccess, TileOps):
         """Counts an access as translated (`kind` is "loads" or "stores")."""
         use = self.counted[array.name]
         setattr(use, kind, getattr(use, kind) + 1)
+        self.accesses.append((array.name, kind, tuple(self.loops)))
+
+    def _site(self, array: ir.ArrayParam, kind: str, shape: tuple[ir.Dim, ...], index: list[Val]) -> None:
+        """Notes where an access of `kind` ("loads" or "stores") touches `array`: its tile shape and
+        index (see `_in_place_pairs`)."""
+        where = tuple(v.expr if v.expr is not None else ("const", v.py) for v in index)
+        self.sites.setdefault((array.name, kind), set()).add((tuple(shape), where))
+
+    def _in_place_pairs(self) -> list[tuple[str, str]]:
+        """(input, output) pairs that may be one array, as cuTile Python allows (TileGym's in-place
+        dropout and state updates): the input is read at exactly the one place (tile and index) the
+        output is written, every load of it comes before the output's first store, and no loop holds
+        both; so each block reads only what it writes, before it writes it."""
+        def where(name: str, kind: str) -> tuple[list[int], set[int]]:
+            found = [(i, loops) for i, (n, k, loops) in enumerate(self.accesses) if (n, k) == (name, kind)]
+            return [i for i, _ in found], {loop for _, loops in found for loop in loops}
+
+        pairs = []
+        for output in (p for p in self.arrays.values() if p.written):
+            stores, store_loops = where(output.name, "stores")
+            for source in self.arrays.values():
+                loads, load_loops = where(source.name, "loads")
+                if source is output or source.written or not loads or not stores:
+                    continue
+                read_at = self.sites.get((source.name, "loads"), set())
+                if len(read_at) == 1 and read_at == self.sites.get((output.name, "stores")) and \
+                        max(loads) < min(stores) and not load_loops & store_loops:
+                    pairs.append((source.name, output.name))
+        return pairs
 
     def read_and_written(self, array: ir.ArrayParam) -> bool:
         """Whether the kernel both reads and writes `array` (an in-place update)."""
@@ -652,8 +687,8 @@ class Translator(ArrayAccess, TileOps):
 
     # What translating an `if` may change, kept by `_checkpoint` for `_rollback` to translate it again.
     _RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "partitions",
-                 "mutable_views", "branch_conflicts")
-    _GROWN = ("scopes", "unsafe_reasons", "launch_checks", "refusals", "partition_lets")
+                 "mutable_views", "branch_conflicts", "sites")
+    _GROWN = ("scopes", "unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses")
 
     def _checkpoint(self, out: list[ir.Stmt]) -> tuple:
         return (len(out), dict(self.scopes[-1]), {a: copy.deepcopy(getattr(self, a)) for a in self._RESTORED},
@@ -822,11 +857,12 @@ class Translator(ArrayAccess, TileOps):
         body: list[ir.Stmt] = []
         loop_var = Val("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg)
         self.scopes.append({node.target.id: _Binding(loop_var, None, self.depth + 1)})
-        self.loops += 1
+        self.loop_count += 1
+        self.loops.append(self.loop_count)
         try:
             self._block(node.body, body)
         finally:
-            self.loops -= 1
+            self.loops.pop()
         self.scopes.pop()
         out.append(ir.For(var, start, stop, step, body, node.lineno))
 
@@ -1222,11 +1258,13 @@ class Translator(ArrayAccess, TileOps):
             self.union.union(ra, rb)
             return a
         concrete = rb if ra.startswith("$") else ra
-        if concrete in ("i32", "i64") and self._index_class(ra if ra.startswith("$") else rb):
+        generic = ra if ra.startswith("$") else rb
+        if concrete in ("i32", "i64") and self._index_class(generic):
             return concrete  # an index array's values, converted to the kernel's integers
         if concrete in ("i32", "i64") and self.survey:
-            return ra if ra.startswith("$") else rb  # the survey goes on: later uses may tell it is an index
-        if concrete == "f32" and all(_cutile_dtype(d) in DEFAULT_DTYPES for ds in self.user_dtypes.values() for d in ds):
+            return generic  # the survey goes on: later uses may tell it is an index
+        stated = [d for a in self.arrays if self.union.find(f"${a}") == generic for d in self.user_dtypes.get(a, ())]
+        if concrete == "f32" and all(_cutile_dtype(d) in DEFAULT_DTYPES for d in stated):
             # An array's dtype (f32, f16 or bf16 unless stated otherwise) with f32: cuTile Python promotes to f32.
             return "f32"
         if ra.startswith("$") or rb.startswith("$"):

@@ -96,6 +96,7 @@ class ArrayAccess:
         if len(index) != len(shape):
             raise self.error(node, "the index and the tile shape of ct.load differ in rank")
         self._set_rank(array, len(shape), node)
+        self._site(array, "loads", shape, index)
         order = self._order(args.get("order"), len(shape), out)
         padding = self._padding(args.get("padding_mode"), out)
         if not self.read_and_written(array) and padding == "padding::Zero":
@@ -183,6 +184,8 @@ class ArrayAccess:
         self._count(array, "stores")
         index = self._index(args["index"], out)
         tile = self.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
+        if tile.kind == "tile":
+            self._site(array, "stores", tile.shape, index)
         if self._order(args.get("order"), len(index), out) is not None:
             raise self.error(node, "ct.store(..., order=...) other than the identity is not supported yet")
         hints = self._store_hints(node, args, out)
@@ -449,6 +452,7 @@ class ArrayAccess:
         val = self.expr(args["indices"], out, hint="index")
         items = val.py if val.kind == "tuple" else [val]
         self._set_rank(array, len(items), node)
+        self._site(array, "stores" if write else "loads", ("pointers",), items)
         shape: tuple[ir.Dim, ...] = ()
         for item in items:
             if item.kind == "tile":

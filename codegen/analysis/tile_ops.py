@@ -9,7 +9,7 @@ from .values import _FLOATS, _UNARY_MATH, _REDUCTIONS, float_literal, rust_name,
 
 
 # cuTile Python's Tile methods that are the ct function of the same name with the tile first.
-_TILE_METHODS = ("permute", "transpose", "extract", "cumsum")
+_TILE_METHODS = ("permute", "transpose", "extract")
 
 
 class TileOps:

@@ -30,10 +30,22 @@ pub struct Launch<'py> {
     sync: bool,
     device: Option<usize>,
     framework: Option<Framework>,
-    /// (parameter, first byte, end byte, written) of every admitted array.
-    spans: Vec<(&'static str, u64, u64, bool)>,
+    /// Every admitted array: its parameter, its first and end byte, whether it is written, and
+    /// (pointer, shape, strides) to tell an identical view.
+    spans: Vec<Span>,
+    /// (input, output) pairs that may be the same array: in-place updates, where the kernel reads
+    /// the input before it writes the output, as cuTile Python allows them.
+    in_place: &'static [(&'static str, &'static str)],
     hints: Option<Hints>,
     watch: Stopwatch,
+}
+
+struct Span {
+    name: &'static str,
+    lo: u64,
+    hi: u64,
+    write: bool,
+    view: (u64, Vec<i32>, Vec<i32>),
 }
 
 /// Kernel hints given at launch: (occupancy, num_ctas, num_worker_warps), each optional. They
@@ -58,9 +70,15 @@ impl<'py> Launch<'py> {
             device: None,
             framework: None,
             spans: Vec::new(),
+            in_place: &[],
             hints: None,
             watch: Stopwatch::start(),
         })
+    }
+
+    /// Lets each (input, output) pair be one array, passed twice (an in-place update).
+    pub fn allow_in_place(&mut self, pairs: &'static [(&'static str, &'static str)]) {
+        self.in_place = pairs;
     }
 
     /// Launch-time kernel hints (see [`Hints`]); checked positive.
@@ -140,17 +158,36 @@ impl<'py> Launch<'py> {
         }
         self.framework.get_or_insert(array.framework);
         let (lo, hi) = (array.ptr, array.ptr + array.extent_bytes() as u64);
-        for &(other, olo, ohi, owrite) in &self.spans {
-            if (write || owrite) && lo < ohi && olo < hi {
-                let (written, seen) = if write { (name, other) } else { (other, name) };
+        let view = (array.ptr, array.shape.clone(), array.strides.clone());
+        for other in &self.spans {
+            if (write || other.write) && lo < other.hi && other.lo < hi {
+                let (written, seen) = if write {
+                    (name, other.name)
+                } else {
+                    (other.name, name)
+                };
+                if view == other.view && self.in_place.contains(&(seen, written)) {
+                    continue; // the same array, read wholly before it is written: an in-place update
+                }
+                let allowed = if self.in_place.iter().any(|&(_, out)| out == written) {
+                    " (it may be the very same array as an input it updates in place, not another view of it)"
+                } else {
+                    ""
+                };
                 return Err(argument(format!(
                     "arguments '{written}' and '{seen}' of kernel `{}` share memory, and '{written}' is \
-                     written; an output must not alias any other argument",
+                     written; an output must not alias any other argument{allowed}",
                     self.kernel
                 )));
             }
         }
-        self.spans.push((name, lo, hi, write));
+        self.spans.push(Span {
+            name,
+            lo,
+            hi,
+            write,
+            view,
+        });
         Ok(array)
     }
 

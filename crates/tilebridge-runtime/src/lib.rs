@@ -21,6 +21,7 @@ pub use launch::Launch;
 pub mod prelude {
     pub use crate::array::{Array, ElemType, Element};
     pub use crate::launch::Launch;
+    pub use cutile::cuda_core::{f8e4m3fn, f8e5m2};
     pub use cutile::half::{bf16, f16};
     pub use cutile::prelude::{DType, DeviceOp, PartitionMut, PartitionOp, TileKernel};
     pub use pyo3::prelude::*;

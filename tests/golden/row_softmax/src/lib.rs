@@ -26,6 +26,7 @@ fn row_softmax<'py>(
     guard("row_softmax", || {
         let mut launch = Launch::new(py, "row_softmax", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.allow_in_place(&[("x", "y")]);
         let x = launch.input(x, "x", 2)?;
         let y = launch.output(y, "y", 2)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;

@@ -28,6 +28,7 @@ fn scaled_silu<'py>(
     guard("scaled_silu", || {
         let mut launch = Launch::new(py, "scaled_silu", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.allow_in_place(&[("x", "y")]);
         let x = launch.input(x, "x", 1)?;
         let y = launch.output(y, "y", 1)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;

@@ -27,6 +27,7 @@ fn vector_add<'py>(
     guard("vector_add", || {
         let mut launch = Launch::new(py, "vector_add", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.allow_in_place(&[("a", "c"), ("b", "c")]);
         let a = launch.input(a, "a", 1)?;
         let b = launch.input(b, "b", 1)?;
         let c = launch.output(c, "c", 1)?;
