@@ -43,15 +43,15 @@ def translate(
     and lists why in the result's `skipped` (and raises only if none is left). With
     `lift_gathers`, gathers and scatters of whole rows become cutile's checked tile accesses
     (safe, but not always as fast: see `analysis.access`). With `launches` (recorded from the
-    kernels' own tests: `launches.read`), each kernel that has some is built for the dtype
-    combinations they used only.
+    kernels' own tests: `launches.read`), each kernel's launcher takes the dtype combinations
+    they used too (only those, where its own would be too many).
     """
     sources = frontend.load_all(target)
     kernels, skipped = [], []
     for src in sources:
         try:
             kernel = analysis.analyze(src, dtypes, lift_gathers)
-            recorded.restrict(kernel, launches)
+            recorded.cover(kernel, launches, emit.MAX_LAUNCHER_VARIANTS)
             emit.check_launcher_variants(kernel)
             _check_distinct_name(kernel, kernels)
             kernels.append(kernel)

@@ -3,9 +3,9 @@
 A launch log (`tests/gpu/tilegym_plugin.py --launch-log`) has one JSON line per distinct launch:
 the kernel's file and name, each argument by parameter name (an array's dtype, shape and
 strides, or a number), and the kernel object's hints. A build given them (`translate(...,
-launches=...)`, `tilebridge build --launches LOG`) makes each kernel's launcher for the dtype
-combinations its launches used, so kernels whose arrays have many independent dtypes build;
-`tilebridge coverage` compiles each recorded specialization.
+launches=...)`, `tilebridge build --launches LOG`) makes each kernel's launcher take the dtype
+combinations its launches used, so kernels whose arrays have many independent dtypes build
+(`cover`); `tilebridge coverage` compiles each recorded specialization.
 """
 
 from __future__ import annotations
@@ -35,34 +35,55 @@ class Launch:
         arg = self.args.get(param)
         return TORCH_DTYPES.get(arg.get("dtype")) if isinstance(arg, dict) else None
 
+    def record(self) -> dict[str, Any]:
+        return {"file": self.file, "kernel": self.kernel, "args": self.args, "hints": self.hints}
+
+    def specialization(self) -> "Launch":
+        """What decides the compiled code: dtypes, values, and which strides are 1 (as cutile's
+        compile-only API spells them: 1, else -1); shapes and hints dropped."""
+        args = {name: {"dtype": a["dtype"], "strides": [1 if s == 1 else -1 for s in a["strides"]]}
+                if isinstance(a, dict) else a for name, a in self.args.items()}
+        return Launch(self.file, self.kernel, args)
+
 
 def read(paths: Iterable[str | Path]) -> list[Launch]:
-    """The launches in log files (JSON lines), duplicates dropped."""
+    """The launches in logs (JSON lines), or in a document of them ({"launches": [...]}),
+    duplicates dropped."""
     seen: dict[str, Launch] = {}
     for path in paths:
-        for line in Path(path).read_text().splitlines():
-            if line.strip():
-                record = json.loads(line)
-                seen.setdefault(json.dumps(record, sort_keys=True), Launch(record["file"], record["kernel"],
-                                                                           record["args"], record.get("hints", {})))
+        text = Path(path).read_text()
+        try:
+            records = json.loads(text)["launches"]  # a document
+        except json.JSONDecodeError:  # JSON lines
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        for r in records:
+            seen.setdefault(json.dumps(r, sort_keys=True), Launch(r["file"], r["kernel"], r["args"], r.get("hints", {})))
     return list(seen.values())
 
 
+def distill(launches: Iterable[Launch], source: str) -> str:
+    """The specializations of `launches`, once each, as a JSON document for `read`."""
+    records = {json.dumps(l.specialization().record(), sort_keys=True) for l in launches}
+    return json.dumps({"source": source, "launches": [json.loads(r) for r in sorted(records)]}, indent=1) + "\n"
+
+
 def of_kernel(launches: Iterable[Launch], kernel: ir.KernelIR) -> list[Launch]:
-    """The launches of `kernel`: same file, same name, same parameters."""
-    names = [p.name for p in kernel.params]
-    return [l for l in launches if (l.file, l.kernel) == (kernel.file, kernel.name) and list(l.args) == names]
+    """The launches of `kernel`: same file, same name, same parameter names."""
+    names = {p.name for p in kernel.params}
+    return [l for l in launches if (l.file, l.kernel) == (kernel.file, kernel.name) and set(l.args) == names]
 
 
 def dtype_combos(kernel: ir.KernelIR, launches: Iterable[Launch]) -> list[tuple[str, ...]]:
     """The dtypes of the kernel's dtype classes in each of its launches, in class order, once each;
-    launches whose arrays of one class disagree, or that the classes do not allow, are left out."""
+    launches whose arrays of one class disagree are left out. A recorded dtype need not be one the
+    translation inferred (an array the kernel only copies may hold integers): cuTile Python
+    compiled the kernel for it."""
     combos: list[tuple[str, ...]] = []
     for launch in of_kernel(launches, kernel):
         combo = []
         for c in kernel.dtype_classes:
             seen = {launch.dtype(a) for a in c.arrays}
-            if len(seen) != 1 or next(iter(seen)) not in c.allowed:
+            if len(seen) != 1 or None in seen:
                 break
             combo.append(seen.pop())
         else:
@@ -71,11 +92,15 @@ def dtype_combos(kernel: ir.KernelIR, launches: Iterable[Launch]) -> list[tuple[
     return combos
 
 
-def restrict(kernel: ir.KernelIR, launches: Iterable[Launch]) -> None:
-    """Builds `kernel`'s launcher for the dtype combinations its recorded launches used, if any."""
-    combos = dtype_combos(kernel, launches)
-    if not combos:
+def cover(kernel: ir.KernelIR, launches: Iterable[Launch], limit: int) -> None:
+    """Makes `kernel`'s launcher take the dtype combinations its recorded launches used: besides
+    the ones it takes anyway where those number at most `limit`, else only the recorded ones (a
+    kernel whose arrays have many independent dtypes builds for what its tests launch)."""
+    recorded = dtype_combos(kernel, launches)
+    usual = kernel.launcher_combos()
+    if not recorded or (len(usual) <= limit and set(recorded) <= set(usual)):
         return
+    combos = usual + [c for c in recorded if c not in usual] if len(usual) <= limit else recorded
     kernel.dtype_combos = combos
     for i, c in enumerate(kernel.dtype_classes):
-        c.allowed = [d for d in c.allowed if any(combo[i] == d for combo in combos)]
+        c.allowed = list(dict.fromkeys(combo[i] for combo in combos))

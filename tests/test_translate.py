@@ -173,23 +173,61 @@ def test_kernels_that_clash_in_rust_are_refused(tmp_path):
     assert crate.skipped and "clashes" in crate.skipped[0]
 
 
-def test_recorded_launches_choose_the_launcher_variants(tmp_path):
-    """A launch log (tests/gpu/tilegym_plugin.py --launch-log) builds each launcher for the dtype
-    combinations its kernel was launched with; kernels without launches keep every combination."""
+def test_recorded_launches_widen_the_launcher_variants(tmp_path):
+    """A launch log (tests/gpu/tilegym_plugin.py --launch-log) adds the dtype combinations its kernels
+    were launched with to each launcher; a kernel whose own combinations would be too many (here
+    243: five independent arrays) is built for the recorded ones only."""
     import json
 
     from tilebridge.codegen import launches
 
+    (tmp_path / "wide.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\n"
+        "def five(a, b, c, d, y, TILE: ct.Constant[int]):\n"
+        "    s = ct.load(a, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+        "    s = s + ct.load(b, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+        "    s = s + ct.load(c, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+        "    s = s + ct.load(d, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+        "    ct.store(y, index=(ct.bid(0),), tile=s.astype(y.dtype))\n")
     array = lambda dtype: {"dtype": dtype, "shape": [1000], "strides": [1]}  # noqa: E731
-    record = {"file": "checked_ops.py", "kernel": "count_ids", "hints": {},
-              "args": {"ids": array("int64"), "counts": array("int32"), "NUM": 8, "TILE": 256}}
     log = tmp_path / "launches.jsonl"
-    log.write_text(json.dumps(record) + "\n" + json.dumps({**record, "args": {**record["args"], "NUM": 4}}) + "\n")
+    log.write_text("\n".join(json.dumps(r) for r in [
+        {"file": "wide.py", "kernel": "five", "hints": {},
+         "args": {**{n: array("float16") for n in "abcd"}, "y": array("float32"), "TILE": 256}},
+        {"file": "checked_ops.py", "kernel": "prefix_sums", "hints": {},  # a dtype the translation did not infer
+         "args": {"x": array("int32"), "y": array("float32"), "z": array("float32"), "TM": 16, "TN": 64}}]) + "\n")
+    with pytest.raises(tb.TranslationError, match="243 launcher variants"):
+        tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE)
+    crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE, launches=launches.read([log]))
+    assert crate.files["src/lib.rs"].count("five_typed::<") == 1
+    assert "five_typed::<f16, f16, f16, f16, f32>" in crate.files["src/lib.rs"]
+    assert "was built for these dtype combinations only" in crate.files["src/lib.rs"]
     crate = tb.translate(REPO / "tests" / "fixtures" / "checked_ops.py", runtime_path=RUNTIME_CRATE,
                          launches=launches.read([log]))
     meta = json.loads(crate.files["tilebridge.json"])["kernels"]
-    assert meta["count_ids"]["dtypes"] == {"E0": ["i64"], "E1": ["i32"]}
-    assert meta["prefix_sums"]["dtypes"]["E0"] == ["f32", "f16", "bf16"]
-    lib = crate.files["src/lib.rs"]
-    assert lib.count("count_ids_typed::<") == 1 and "count_ids_typed::<i64, i32>" in lib
-    assert "was built for the dtype combinations its recorded launches used (ids / counts: i64 / i32)" in lib
+    assert meta["prefix_sums"]["dtypes"]["E0"] == ["f32", "f16", "bf16", "i32"]  # widened, nothing dropped
+    assert crate.files["src/lib.rs"].count("prefix_sums_typed::<") == 27 + 1
+    assert meta["count_ids"]["dtypes"] == {"E0": ["i32", "i64"], "E1": ["i32"]}  # no launches: as ever
+
+
+def test_recorded_launches_become_specializations():
+    """Coverage compiles what a recorded launch specializes: its dtypes, unit strides and constants;
+    one the launcher would refuse (a constant branch left out) is counted as refused instead."""
+    import importlib.util
+
+    from tilebridge.codegen import launches
+    from tilebridge.codegen.analysis import analyze
+    from tilebridge.coverage import recorded_specialization
+
+    spec_ = importlib.util.spec_from_file_location("control_flow", REPO / "tests" / "fixtures" / "control_flow.py")
+    module = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(module)
+    kir = analyze(frontend.load(module.untranslatable_branch))
+    array = lambda dtype, strides: {"dtype": dtype, "shape": [64, 64], "strides": strides}  # noqa: E731
+    launch = launches.Launch("control_flow.py", "untranslatable_branch",
+                             {"x": array("float16", [64]), "y": array("float32", [1]), "FANCY": 0, "TILE": 256})
+    spec = recorded_specialization(kir, launch)
+    assert spec.generics == ["f16", "f32", "0", "256"] and spec.strides == [("x", [-1]), ("y", [1])]
+    assert spec.signature[0] == ("array", "f16", [-1]) and spec.signature[2] == ("constant", 0)
+    refused = recorded_specialization(kir, launches.Launch(launch.file, launch.kernel, {**launch.args, "FANCY": 1}))
+    assert isinstance(refused, str) and "ct.sigmoid" in refused
