@@ -113,12 +113,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ext", default="tilebridge_tilegym", help="extensions, comma-separated")
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("-k", "--only", action="append", default=[], metavar="WORD",
+                        help="only the cases whose label contains this word; repeatable")
     args = parser.parse_args()
     exts = {(info["file"], name): ext for ext in map(tb.load, args.ext.split(","))
             for name, info in json.loads(ext.__tilebridge__)["kernels"].items()}
     print(f"GPU: {torch.cuda.get_device_name()}; {args.runs} timed launches per side, 3 interleaved rounds")
     rows = []
     for label, op in cases():
+        if args.only and not any(word in label for word in args.only):
+            continue
         try:
             launches = recorded_launches(op)
         except Exception as e:  # an operator that does not run here is reported, not hidden
@@ -137,6 +141,8 @@ def main():
                 continue
             row.description = f"{label}: {row.description}"
             rows.append(row)
+            print(f"measured {label}: {row.kernel} rs/py {row.ratio:.3f} ({row.py_ms:.4f} vs {row.rs_ms:.4f} ms)",
+                  flush=True)  # each row as it comes: a run cut short keeps what it measured
     print_table(rows)
 
 

@@ -101,7 +101,7 @@ def cmd_bench(args) -> int:
 def cmd_coverage(args) -> int:
     from .coverage import run
 
-    report = run(args.target, quiet=not args.verbose, files=args.files)
+    report = run(args.target, quiet=not args.verbose, files=args.files, recorded=_launches(args), progress=True)
     print(report.table())
     if args.json:
         Path(args.json).write_text(report.to_json())
@@ -155,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("target", help="a folder of kernel files, or an installed package such as tilegym")
     p.add_argument("--json", help="also write the table as JSON here")
     p.add_argument("--min", type=int, help="fail if fewer kernels get through cubin")
+    p.add_argument("--launches", action="append", default=[], metavar="LOG",
+                   help="launches recorded from the library's tests: compile every specialization they used "
+                        "(e.g. tests/data/tilegym_launches.json); repeatable")
     p.add_argument("-k", "--files", action="append", metavar="PATTERN",
                    help="only kernel files whose names match this glob (e.g. -k 'softmax' -k 'rms_*'); repeatable")
     p.add_argument("-v", "--verbose", action="store_true", help="show cargo's output")

@@ -1,15 +1,19 @@
 """Coverage of an operator library: every kernel through translate -> build -> Tile IR -> cubin,
 with a normalized diff against cuTile Python's own Tile IR. No GPU needed.
 
-    tilebridge coverage tilegym          # the installed package's ops/cutile/
-    tilebridge coverage path/to/kernels  # any folder of kernel files
+    tilebridge coverage tilegym --launches tests/data/tilegym_launches.json
+    tilebridge coverage path/to/kernels              # any folder of kernel files
 
-Each kernel is compiled at one default specialization (f16 arrays where the launcher takes f16, else its first dtype; contiguous; every
-ct.Constant[int] = 64, every ct.Constant[bool] = False, ct.Constant[float] = 1.0), both by
-cutile (through the generated extension's compile-only entry) and by cuTile Python
-(`export_kernel`); both bytecodes are printed by `tileirdisasm` and compared after SSA
-names and attribute order are normalized. Not yet: the specializations the library's own
-tests launch.
+Each kernel is compiled at every specialization its library's tests launched, where launches
+were recorded (`codegen.launches`: dtypes, which strides are 1, ct.Constant values), else at one
+default specialization (f16 arrays where the launcher takes f16, contiguous rows, every
+ct.Constant[int] = 64, every ct.Constant[bool] = False, ct.Constant[float] = 1.0): by cutile,
+through the generated extension's compile-only entry, then `tileiras` to an sm_90 cubin; and
+by cuTile Python (`export_kernel`) for the same specialization. Both bytecodes are printed by
+`tileirdisasm` and compared after SSA names, symbol names and attribute order are normalized.
+A recorded launch the launcher would refuse (a constant branch left out) is counted apart.
+For TileGym, the 24 public operators' kernels are counted apart from the activations and the
+rest of the release.
 """
 
 from __future__ import annotations
@@ -21,13 +25,17 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import builder, toolchain
-from .codegen import emit, frontend, ir, static_source
+from .codegen import emit, frontend, ir, launches, static_source
+from .codegen.analysis.values import rust_name
 from .codegen.analysis import analyze
 from .codegen.errors import TranslationError
 
@@ -60,6 +68,14 @@ class Row:
     safety: str = ""
     error: str = ""
     refusals: list[str] = field(default_factory=list)  # constants the launcher refuses, and why
+    # The specializations compiled (the recorded launches', else the default one), how many of them
+    # reached Tile IR and cubin, and how many recorded ones the launcher refuses (see `refusals`).
+    specializations: int = 0
+    tile_irs: int = 0
+    cubins: int = 0
+    refused: int = 0
+    diffs: list[int] = field(default_factory=list)  # differing lines against cuTile Python, per specialization
+    diff_ops: dict[str, int] = field(default_factory=dict)  # which operations differ ("+assert": only ours has it)
 
     @property
     def safe(self) -> bool:
@@ -81,7 +97,8 @@ class Report:
         return sum(bool(getattr(r, what)) for r in rows), len(rows)
 
     def table(self) -> str:
-        head = f"{'kernel':<58} {'transl':>6} {'built':>5} {'TileIR':>6} {'cubin':>5} {'diff':>5}  safety / error"
+        head = (f"{'kernel':<58} {'transl':>6} {'built':>5} {'specs':>7} {'TileIR':>6} {'cubin':>5} {'diff':>5}  "
+                "safety / error")
         lines = []
         mark = lambda ok: "yes" if ok else "-"  # noqa: E731
         for scope, title in SCOPES.items():
@@ -92,10 +109,12 @@ class Report:
             for r in rows:
                 name = f"{r.file}:{r.kernel}{'*' if r.experimental else ''}"
                 diff = "-" if r.diff_lines is None else str(r.diff_lines)
-                note = (r.safety + (f"; refuses {len(r.refusals)} constant branch(es)" if r.refusals else "")
+                specs = f"{r.cubins}/{r.specializations}" if r.built else "-"
+                refused = f"; {r.refused} recorded launches refused" if r.refused else ""
+                note = (r.safety + (f"; refuses {len(r.refusals)} constant branch(es)" if r.refusals else "") + refused
                         if r.cubin else r.error)
-                lines.append(f"{name[:58]:<58} {mark(r.translated):>6} {mark(r.built):>5} {mark(r.tile_ir):>6} "
-                             f"{mark(r.cubin):>5} {diff:>5}  {note[:110]}")
+                lines.append(f"{name[:58]:<58} {mark(r.translated):>6} {mark(r.built):>5} {specs:>7} "
+                             f"{mark(r.tile_ir):>6} {mark(r.cubin):>5} {diff:>5}  {note[:110]}")
         lines.append("")
         lines += self.totals()
         return "\n".join(lines)
@@ -111,6 +130,9 @@ class Report:
             lines.append("{}/{} activation kernels through cubin".format(*self.count("activations")))
         (n, of), (p, pof) = self.count(), self.count(public=True)
         lines.append(f"{n}/{of} kernels through cubin in all ({p}/{pof} not experimental; * = experimental)")
+        lines.append(f"{sum(r.cubins for r in self.rows)}/{sum(r.specializations for r in self.rows)} specializations "
+                     f"through cubin (recorded launches, else one default per kernel); "
+                     f"{sum(r.refused for r in self.rows)} recorded launches refused by the launcher")
         return lines
 
     def to_json(self) -> str:
@@ -134,26 +156,92 @@ def library_dir(target: str) -> Path:
 
 
 def _class_dtype(c) -> str:
-    """The dtype a dtype class is compiled at: f16 where the launcher allows it."""
+    """The dtype a dtype class is compiled at by default: f16 where the launcher allows it."""
     return DEFAULT_DTYPE if DEFAULT_DTYPE in c.allowed else c.allowed[0]
 
 
-def _generics(kir) -> list[str]:
-    bound = {c.rust_name: _class_dtype(c) for c in kir.dtype_classes}
-    derived = [emit.derived_dtype(d, bound) for d in kir.derived]
-    return list(bound.values()) + derived + [
-        "false" if c.kind == "bool" else str(DEFAULT_INT) for c in kir.consts]
+@dataclass
+class Specialization:
+    """One specialization of a kernel, as cutile compiles it (generics in declaration order, each
+    array's strides: 1 where the stride is 1, else -1) and as cuTile Python's export takes it (per
+    parameter: ("array", dtype, strides), ("constant", value) or ("scalar", dtype))."""
+
+    generics: list[str]
+    strides: list[tuple[str, list[int]]]
+    signature: list[tuple]
 
 
-def _strides(kir) -> list[tuple[str, list[int]]]:
-    return [(a.name, [-1] * (a.rank - 1) + [1]) for a in kir.arrays]
+def default_specialization(kir) -> Specialization:
+    """f16 arrays where the launcher takes f16, contiguous rows, every ct.Constant[int] = 64,
+    every ct.Constant[bool] = False, ct.Constant[float] = 1.0."""
+    dtype_of = {a: _class_dtype(c) for c in kir.dtype_classes for a in c.arrays}
+    args: dict[str, Any] = {}
+    for p in kir.params:
+        if isinstance(p, ir.ArrayParam):
+            args[p.name] = ("array", dtype_of[p.name], [-1] * (p.rank - 1) + [1])
+        elif isinstance(p, ir.UnusedParam):  # anything will do: the kernel never reads it
+            args[p.name] = ("array", "f16", [1])
+        elif isinstance(p, ir.ConstParam):
+            args[p.name] = ("constant", False if p.kind == "bool" else DEFAULT_INT)
+        else:
+            args[p.name] = ("constant", 1.0) if p.constant else ("scalar", p.dtype)
+    return _specialization(kir, args)
+
+
+def recorded_specialization(kir, launch: launches.Launch) -> Specialization | str:
+    """The specialization one recorded launch compiles, or why the launcher refuses it."""
+    launch = launch.specialization()
+    args: dict[str, Any] = {}
+    for p in kir.params:
+        value = launch.args[p.name]
+        if isinstance(value, dict):
+            args[p.name] = ("array", launch.dtype(p.name), value["strides"])
+        elif isinstance(p, (ir.ConstParam, ir.UnusedParam)) or getattr(p, "constant", False):
+            args[p.name] = ("constant", value)
+        else:
+            args[p.name] = ("scalar", p.dtype)
+    for c in kir.dtype_classes:
+        if len({args[a][1] for a in c.arrays}) != 1:
+            return f"the arrays {', '.join(c.arrays)} have different dtypes"
+    values = {rust_name(c.name): args[c.name][1] for c in kir.consts}
+    for cond, why in kir.launch_checks:
+        if _evaluate(cond, values) is False:
+            return why
+    return _specialization(kir, args)
+
+
+def _specialization(kir, args: dict[str, tuple]) -> Specialization:
+    bound = {c.rust_name: args[c.arrays[0]][1] for c in kir.dtype_classes}
+    consts = [("true" if args[c.name][1] else "false") if c.kind == "bool" else str(int(args[c.name][1]))
+              for c in kir.consts]
+    return Specialization(list(bound.values()) + [emit.derived_dtype(d, bound) for d in kir.derived] + consts,
+                          [(a.name, args[a.name][2]) for a in kir.arrays], [args[p.name] for p in kir.params])
+
+
+def _evaluate(expr: ir.Expr, values: dict[str, Any]) -> bool | int | None:
+    """A launch check's expression over ct.Constant values, evaluated; None where it cannot be."""
+    if isinstance(expr, ir.Lit):
+        text = expr.text
+        return {"true": True, "false": False}.get(text, int(text[:-3]) if text.endswith("i32") else None)
+    if isinstance(expr, ir.Var):
+        return values.get(expr.name)
+    if isinstance(expr, ir.Binary):
+        a, b = _evaluate(expr.lhs, values), _evaluate(expr.rhs, values)
+        if a is None or b is None:
+            return None
+        ops = {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
+               ">": lambda: a > b, ">=": lambda: a >= b, "&&": lambda: a and b, "||": lambda: a or b,
+               "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "&": lambda: a & b, "|": lambda: a | b,
+               "%": lambda: a % b if b else None, "/": lambda: int(a / b) if b else None}
+        return ops[expr.op]() if expr.op in ops else None
+    return None
 
 
 def normalize(text: str) -> list[str]:
     """Tile IR text with SSA names, symbol names and attribute order made comparable."""
     out = []
     for line in text.splitlines():
-        line = re.sub(r"%[A-Za-z_][\w]*|%\d+", "%v", line)
+        line = re.sub(r"%[\w.-]+", "%v", line)  # SSA names, cutile's (`%v-1_i32_9`) included
         line = re.sub(r"@\w+", "@k", line)
         line = re.sub(r"optimization_hints=<[^>]*>", "", line)
         line = re.sub(r"\{([^{}]*)\}", lambda m: "{" + ", ".join(sorted(p.strip() for p in m.group(1).split(","))) + "}",
@@ -175,40 +263,41 @@ def _disasm(bytecode: bytes) -> str:
     return proc.stdout
 
 
+# tileiras can take minutes on a large specialization (one of mla decoding's: 6.5 min on 2 cores);
+# cuTile Python's own autotuner gives it 5 to 15 s.
+TILEIRAS_TIMEOUT = float(os.environ.get("TILEBRIDGE_TILEIRAS_TIMEOUT", "120"))
+
+
 def _cubin(bytecode: bytes) -> None:
     root = toolchain.cuda_root()
     with tempfile.TemporaryDirectory() as d:
         bc, cubin = Path(d) / "k.bc", Path(d) / "k.cubin"
         bc.write_bytes(bytecode)
-        proc = subprocess.run([str(root / "bin" / "tileiras"), "--gpu-name", "sm_90", "--opt-level", "3", "-o",
-                               str(cubin), str(bc)], capture_output=True, text=True)
+        try:
+            proc = subprocess.run([str(root / "bin" / "tileiras"), "--gpu-name", "sm_90", "--opt-level", "3", "-o",
+                                   str(cubin), str(bc)], capture_output=True, text=True, timeout=TILEIRAS_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"tileiras ran over {TILEIRAS_TIMEOUT:.0f} s (TILEBRIDGE_TILEIRAS_TIMEOUT)") from None
         if proc.returncode != 0 or not cubin.exists():
             raise RuntimeError(proc.stderr.strip()[-500:])
 
 
-def _python_tile_ir(kernel: Any, kir) -> str:
-    """cuTile Python's Tile IR for the same default specialization."""
+def _python_tile_ir(kernel: Any, spec: Specialization) -> str:
+    """cuTile Python's Tile IR for the same specialization."""
     import cuda.tile as ct
     from cuda.tile import compilation as c
 
-    dtypes = {"f16": ct.float16, "f32": ct.float32, "bf16": ct.bfloat16}
-    of_array = {a: _class_dtype(c) for c in kir.dtype_classes for a in c.arrays}
+    dtypes = {v: k for k, v in launches.TORCH_DTYPES.items()}
     constraints = []
-    consts = {p.name for p in kir.consts}
-    for p in kir.params:
-        if isinstance(p, ir.UnusedParam):  # anything will do: the kernel never reads it
-            constraints.append(c.ArrayConstraint(ct.float16, 1, index_dtype=ct.int32, stride_lower_bound_incl=0,
-                                                 alias_groups=[], may_alias_internally=False, stride_constant=[1]))
-        elif hasattr(p, "rank"):
-            constraints.append(c.ArrayConstraint(dtypes[of_array.get(p.name, DEFAULT_DTYPE)], p.rank, index_dtype=ct.int32,
+    for kind, value, *strides in spec.signature:
+        if kind == "array":
+            constraints.append(c.ArrayConstraint(getattr(ct, dtypes[value]), len(strides[0]), index_dtype=ct.int32,
                                                  stride_lower_bound_incl=0, alias_groups=[], may_alias_internally=False,
-                                                 stride_constant=[None] * (p.rank - 1) + [1]))
-        elif p.name in consts:
-            constraints.append(c.ConstantConstraint(False if p.kind == "bool" else DEFAULT_INT))
-        elif getattr(p, "constant", False):
-            constraints.append(c.ConstantConstraint(1.0))
+                                                 stride_constant=[1 if s == 1 else None for s in strides[0]]))
+        elif kind == "constant":
+            constraints.append(c.ConstantConstraint(value))
         else:
-            constraints.append(c.ScalarConstraint({"i32": ct.int32, "i64": ct.int64, "f32": ct.float32}[p.dtype]))
+            constraints.append(c.ScalarConstraint(getattr(ct, dtypes[value])))
     sig = c.KernelSignature(constraints, c.CallingConvention.cutile_python_v1())
     with tempfile.NamedTemporaryFile(suffix=".bc") as f:
         c.export_kernel(kernel, [sig], f.name, output_format="tileir_bytecode", bytecode_version="13.3")
@@ -244,8 +333,11 @@ def scope_of(path: Path, root: Path) -> str:
     return "other"
 
 
-def run(target: str, *, quiet: bool = True, files: list[str] | None = None) -> Report:
-    """`files`: only the kernel files whose names (without .py) these glob patterns match."""
+def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
+        recorded: list[launches.Launch] = (), progress: bool = False) -> Report:
+    """`files`: only the kernel files whose names (without .py) these glob patterns match.
+    `recorded`: launches recorded from the library's tests; each kernel is compiled at every
+    specialization they used (the default one where they have none)."""
     os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     report = Report()
     root = library_dir(target)
@@ -294,15 +386,55 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None) -> R
             continue
         for row, k, kir in translated:
             row.built = True
-            try:
-                ir_text, bytecode = ext_module._compile_only(kir.name, _generics(kir), _strides(kir), "sm_90")
-                row.tile_ir = True
-                _cubin(bytecode)
-                row.cubin = True
-                ours = normalize(_disasm(bytecode))
-                theirs = normalize(_python_tile_ir(k, kir))
-                row.diff_lines = sum(1 for d in difflib.unified_diff(theirs, ours, lineterm="", n=0)
-                                     if d[:1] in "+-" and not d.startswith(("+++", "---")))
-            except Exception as e:
-                row.error = str(e)[-300:]
+            if progress:
+                print(f"tilebridge coverage: {path.name}: {kir.name}", file=sys.stderr, flush=True)
+            compile_all(row, ext_module, k, kir, recorded)
     return report
+
+
+def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[launches.Launch]) -> None:
+    """Compiles each specialization of one kernel through Tile IR to cubin, and diffs it against
+    cuTile Python's Tile IR for the same specialization; fills in `row`. Specializations compile
+    side by side (cutile's frontend releases the GIL, tileiras is a process of its own)."""
+    mine = {json.dumps(l.specialization().record(), sort_keys=True): l for l in launches.of_kernel(recorded, kir)}
+    specs = [recorded_specialization(kir, mine[key]) for key in sorted(mine)] or [default_specialization(kir)]
+    refused = [s for s in specs if isinstance(s, str)]  # as cuTile Python would fail to compile them
+    compiled = [s for s in specs if not isinstance(s, str)]
+    row.refused, row.specializations = len(refused), len(compiled)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(lambda spec: _compile(ext_module, kernel, kir, spec), compiled))
+    for spec, (stage, changed, error) in zip(compiled, results):
+        row.tile_irs += stage >= 1
+        row.cubins += stage >= 2
+        if changed is not None:
+            row.diffs.append(len(changed))
+            if len(row.diffs) == 1:  # the first specialization's, op by op
+                for d in changed:
+                    op = re.sub(r"^%v(, %v)* = ", "", d[1:]).split(" ")[0]
+                    row.diff_ops[d[0] + op] = row.diff_ops.get(d[0] + op, 0) + 1
+        if error and not row.error:
+            row.error = f"{' '.join(spec.generics)}: {error}"
+    row.tile_ir = row.tile_irs == row.specializations > 0
+    row.cubin = row.cubins == row.specializations > 0
+    row.diff_lines = max(row.diffs) if row.diffs else None
+
+
+_EXPORT = threading.Lock()  # cuTile Python's compiler, one export at a time
+
+
+def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization) -> tuple[int, list[str] | None, str]:
+    """One specialization: (stages reached: 1 Tile IR, 2 cubin; the differing lines against cuTile
+    Python's Tile IR, or None; the first error, or "")."""
+    stage = 0
+    try:
+        _, bytecode = ext_module._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
+        stage = 1
+        _cubin(bytecode)
+        stage = 2
+        with _EXPORT:
+            theirs = normalize(_python_tile_ir(kernel, spec))
+        ours = normalize(_disasm(bytecode))
+        return stage, [d for d in difflib.unified_diff(theirs, ours, lineterm="", n=0)
+                       if d[:1] in "+-" and not d.startswith(("+++", "---"))], ""
+    except Exception as e:
+        return stage, None, str(e)[-300:]

@@ -29,7 +29,8 @@ PART=${TILEGYM_PART:-all}
    --routing-log "$OUT/routing_$PART.jsonl" --launch-log "$OUT/launches_$PART.jsonl" 2>&1 | tail -40 > "$OUT/tilegym_pytest_$PART.txt")
 python3 tests/gpu/tilegym_summary.py "$OUT/routing_$PART.jsonl" 2>&1 | tee "$OUT/tilegym_$PART.txt"
 if [ "${TILEGYM_BENCH:-1}" = 1 ]; then
-  PYTHONPATH=$T/src:$PYTHONPATH timeout ${TILEGYM_BENCH_TIMEOUT:-240} python3 benchmarks/bench_tilegym.py --ext "$EXTS" 2>&1 \
+  PYTHONPATH=$T/src:$PYTHONPATH timeout ${TILEGYM_BENCH_TIMEOUT:-240} python3 benchmarks/bench_tilegym.py --ext "$EXTS" \
+    ${TILEGYM_BENCH_ONLY:+$(printf -- '-k %s ' $TILEGYM_BENCH_ONLY)} 2>&1 \
     | tee "$OUT/bench_tilegym.txt"
 fi
 # The fixtures with inputs (tests/fixtures/checked_ops.py), against cuTile Python, where their wheel came along.
