@@ -405,11 +405,11 @@ def test_launch_time_hints(examples_ext):
     """A `replace_hints(...)` kernel object (TileGym's autotuned configurations) reaches the Rust
     launch with its hints; bad hints are argument errors before any GPU work."""
     from tilebridge.codegen.frontend import import_file
-    from tilebridge.runtime import _hints
+    from tilebridge.runtime import launch_hints
 
     vector_add = import_file(Path(__file__).resolve().parent.parent / "examples" / "vector_add.py").vector_add
-    assert _hints(vector_add) is None
-    assert _hints(vector_add.replace_hints(occupancy=2, num_ctas=1)) == (2, 1, None)
+    assert launch_hints(vector_add) is None
+    assert launch_hints(vector_add.replace_hints(occupancy=2, num_ctas=1)) == (2, 1, None)
     with pytest.raises(tb.ArgumentError, match="occupancy=0 .* must be positive"):
         examples_ext.vector_add((4,), *fakes(), TILE=1024, hints=(0, None, None))
     with pytest.raises(tb.DeviceError, match="no CUDA driver"):  # accepted: it got as far as the device
