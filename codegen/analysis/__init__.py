@@ -540,12 +540,13 @@ class Translator(ArrayAccess, TileOps):
         (an index array's dtype plus an i32 count, as Python's promotion keeps the wider)."""
         if prev.val.type == val.type:
             return val
-        same_shape = prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape
-        if same_shape and {self._int_tile(prev.val.dtype), self._int_tile(val.dtype)} == {True} or (
-                same_shape and self._int_tile(prev.val.dtype) != self._int_tile(val.dtype) and self._integer(
-                    prev.val.dtype if not self._int_tile(prev.val.dtype) else val.dtype)):
-            # (an integer variable updated with an array's values: the array holds integers)
-            return self._convert(val, prev.val.dtype, out, target.id)
+        if prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape:
+            integers = self._int_tile(prev.val.dtype), self._int_tile(val.dtype)
+            if integers[0] != integers[1]:  # an integer variable updated with an array's values, or the
+                # reverse: that array holds integers, if it is an array's at all
+                integers = (self._integer(val.dtype if integers[0] else prev.val.dtype),) * 2
+            if all(integers):
+                return self._convert(val, prev.val.dtype, out, target.id)
         raise self.error(target, f"'{target.id}' changes type inside the loop "
                                  f"({_show(prev.val.type)} -> {_show(val.type)})")
 
