@@ -31,7 +31,7 @@ pub struct Launch<'py> {
     device: Option<usize>,
     framework: Option<Framework>,
     /// Every admitted array: its parameter, its first and end byte, whether it is written, and
-    /// (pointer, shape, strides) to tell an identical view.
+    /// (pointer, shape, strides) to tell an identical view where the kernel has in-place pairs.
     spans: Vec<Span>,
     /// (input, output) pairs that may be the same array: in-place updates, where the kernel reads
     /// the input before it writes the output, as cuTile Python allows them.
@@ -45,7 +45,7 @@ struct Span {
     lo: u64,
     hi: u64,
     write: bool,
-    view: (u64, Vec<i32>, Vec<i32>),
+    view: Option<(u64, Vec<i32>, Vec<i32>)>,
 }
 
 /// Kernel hints given at launch: (occupancy, num_ctas, num_worker_warps), each optional. They
@@ -158,7 +158,8 @@ impl<'py> Launch<'py> {
         }
         self.framework.get_or_insert(array.framework);
         let (lo, hi) = (array.ptr, array.ptr + array.extent_bytes() as u64);
-        let view = (array.ptr, array.shape.clone(), array.strides.clone());
+        let view = (!self.in_place.is_empty())
+            .then(|| (array.ptr, array.shape.clone(), array.strides.clone()));
         for other in &self.spans {
             if (write || other.write) && lo < other.hi && other.lo < hi {
                 let (written, seen) = if write {
@@ -166,7 +167,8 @@ impl<'py> Launch<'py> {
                 } else {
                     (other.name, name)
                 };
-                if view == other.view && self.in_place.contains(&(seen, written)) {
+                if view.is_some() && view == other.view && self.in_place.contains(&(seen, written))
+                {
                     continue; // the same array, read wholly before it is written: an in-place update
                 }
                 let allowed = if self.in_place.iter().any(|&(_, out)| out == written) {
