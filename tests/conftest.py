@@ -10,7 +10,7 @@ EXAMPLES = sorted((REPO / "examples").glob("*.py"))
 
 @pytest.fixture(scope="session")
 def examples_ext():
-    """The four examples built into one extension (one maturin build per session)."""
+    """The examples built into one extension (one maturin build per session)."""
     import tilebridge as tb
 
     return tb.build([str(p) for p in EXAMPLES], module="tilebridge_examples", quiet=True)
