@@ -231,3 +231,25 @@ def test_recorded_launches_become_specializations():
     assert spec.signature[0] == ("array", "f16", [-1]) and spec.signature[2] == ("constant", 0)
     refused = recorded_specialization(kir, launches.Launch(launch.file, launch.kernel, {**launch.args, "FANCY": 1}))
     assert isinstance(refused, str) and "ct.sigmoid" in refused
+
+
+def test_in_place_pairs_inside_loops_need_an_index_that_moves(tmp_path):
+    """A loop may read and write one state in place where every iteration moves to another tile
+    (`base + i`); where the index stays put, a later iteration would read an earlier one's write."""
+    (tmp_path / "state.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\n"
+        "def stream(s_in, s_out, N: ct.Constant[int], TILE: ct.Constant[int]):\n"
+        "    for i in range(N):\n"
+        "        j = ct.bid(0) * N + i\n"
+        "        t = ct.load(s_in, index=(j,), shape=(TILE,))\n"
+        "        ct.store(s_out, index=(j,), tile=t * 2)\n\n\n"
+        "@ct.kernel\n"
+        "def repeat(s_in, s_out, N: ct.Constant[int], TILE: ct.Constant[int]):\n"
+        "    for i in range(N):\n"
+        "        t = ct.load(s_in, index=(ct.bid(0),), shape=(TILE,))\n"
+        "        ct.store(s_out, index=(ct.bid(0),), tile=t * 2)\n")
+    import json
+
+    meta = json.loads(tb.translate(tmp_path / "state.py", runtime_path=RUNTIME_CRATE).files["tilebridge.json"])
+    assert meta["kernels"]["stream"]["in_place"] == [["s_in", "s_out"]]
+    assert meta["kernels"]["repeat"]["in_place"] == []

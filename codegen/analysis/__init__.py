@@ -93,10 +93,13 @@ class Translator(ArrayAccess, TileOps):
         self.guarded = 0  # > 0 while translating the branches of a runtime condition
         self.loops: list[int] = []  # the loops whose bodies are being translated (a helper's too), innermost last
         self.loop_count = 0
+        self.loop_vars: dict[int, str] = {}  # a `for` loop's variable (Rust name), by loop
         # Every array access as translated, in order: (array, "loads" | "stores", the loops around it);
         # and where each array is loaded and stored: (tile shape, index expressions) per access.
         self.accesses: list[tuple[str, str, tuple[int, ...]]] = []
         self.sites: dict[tuple[str, str], set[tuple]] = {}
+        self.site_steps: dict[tuple[str, str], set[int]] = {}  # loops that move every access's index
+        self.scalar_defs: dict[str, ir.Expr] = {}  # a scalar `let` (not loop-carried) -> its value
         # What a branch knows of ct.Constant values: conditions on them (-> bool), and values
         # (`ir.Var` of the constant -> int) where a condition says `N == 1` or `N != 1` is false.
         self.facts: dict[ir.Expr, bool | int] = {}
@@ -296,15 +299,27 @@ class Translator(ArrayAccess, TileOps):
 
     def _site(self, array: ir.ArrayParam, kind: str, shape: tuple[ir.Dim, ...], index: list[Val]) -> None:
         """Notes where an access of `kind` ("loads" or "stores") touches `array`: its tile shape and
-        index (see `_in_place_pairs`)."""
+        index, and the loops around it whose every iteration the index moves to another tile (see
+        `_in_place_pairs`)."""
         where = tuple(v.expr if v.expr is not None else ("const", v.py) for v in index)
         self.sites.setdefault((array.name, kind), set()).add((tuple(shape), where))
+        def value(v: Val) -> ir.Expr | None:
+            if v.defn is not None:
+                return v.defn
+            return self.scalar_defs.get(v.expr.name, v.expr) if isinstance(v.expr, ir.Var) else v.expr
+
+        stepping = {loop for loop in self.loops if loop in self.loop_vars and any(
+            _steps_with(value(v), self.loop_vars[loop]) for v in index)}
+        known = self.site_steps.get((array.name, kind))
+        self.site_steps[(array.name, kind)] = stepping if known is None else known & stepping
 
     def _in_place_pairs(self) -> list[tuple[str, str]]:
         """(input, output) pairs that may be one array, as cuTile Python allows (TileGym's in-place
         dropout and state updates): the input is read at exactly the one place (tile and index) the
-        output is written, every load of it comes before the output's first store, and no loop holds
-        both; so each block reads only what it writes, before it writes it."""
+        output is written, and every load of it comes before the output's first store; a loop may
+        hold both where each of its iterations moves that index to another tile (`idx + i` in
+        `for i in range(..)`, as decode's state streams through V). So each block reads only what
+        it writes, and each tile before it writes it."""
         def where(name: str, kind: str) -> tuple[list[int], set[int]]:
             found = [(i, loops) for i, (n, k, loops) in enumerate(self.accesses) if (n, k) == (name, kind)]
             return [i for i, _ in found], {loop for _, loops in found for loop in loops}
@@ -317,8 +332,10 @@ class Translator(ArrayAccess, TileOps):
                 if source is output or source.written or not loads or not stores:
                     continue
                 read_at = self.sites.get((source.name, "loads"), set())
+                stepping = self.site_steps.get((source.name, "loads"), set()) & \
+                    self.site_steps.get((output.name, "stores"), set())
                 if len(read_at) == 1 and read_at == self.sites.get((output.name, "stores")) and \
-                        max(loads) < min(stores) and not load_loops & store_loops:
+                        max(loads) < min(stores) and load_loops & store_loops <= stepping:
                     pairs.append((source.name, output.name))
         return pairs
 
@@ -530,6 +547,8 @@ class Translator(ArrayAccess, TileOps):
         else:
             let = ir.Let(rname, val.type, val.expr, target.lineno)
             out.append(let)
+        if val.kind == "scalar" and name not in self.loop_carried:
+            self.scalar_defs[let.name] = let.value  # as evaluated where it is used (in this iteration)
         self.scopes[-1][name] = _Binding(
             Val(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg,
                 iota_offset=val.iota_offset, defn=val.expr if val.kind == "scalar" and name not in self.loop_assigned
@@ -688,7 +707,7 @@ class Translator(ArrayAccess, TileOps):
 
     # What translating an `if` may change, kept by `_checkpoint` for `_rollback` to translate it again.
     _RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "partitions",
-                 "mutable_views", "branch_conflicts", "sites")
+                 "mutable_views", "branch_conflicts", "sites", "site_steps")
     _GROWN = ("scopes", "unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses")
 
     def _checkpoint(self, out: list[ir.Stmt]) -> tuple:
@@ -860,6 +879,7 @@ class Translator(ArrayAccess, TileOps):
         self.scopes.append({node.target.id: _Binding(loop_var, None, self.depth + 1)})
         self.loop_count += 1
         self.loops.append(self.loop_count)
+        self.loop_vars[self.loop_count] = var
         try:
             self._block(node.body, body)
         finally:
@@ -1573,6 +1593,24 @@ def _names_read(stmts: list[ast.stmt]) -> set[str]:
             elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
                 found.add(n.target.id)
     return found
+
+
+def _steps_with(expr: ir.Expr | None, var: str) -> bool:
+    """Whether `expr` is `var` plus or minus terms without it: one-to-one in the loop variable."""
+    if expr == ir.Var(var):
+        return True
+    if isinstance(expr, ir.Binary) and expr.op in ("+", "-"):
+        lhs, rhs = _mentions(expr.lhs, var), _mentions(expr.rhs, var)
+        return (lhs and not rhs and _steps_with(expr.lhs, var)) or (rhs and not lhs and _steps_with(expr.rhs, var))
+    return False
+
+
+def _mentions(expr: Any, var: str) -> bool:
+    if expr == ir.Var(var):
+        return True
+    if isinstance(expr, tuple):
+        return any(_mentions(e, var) for e in expr)
+    return any(_mentions(getattr(expr, f), var) for f in getattr(expr, "__dataclass_fields__", {}))
 
 
 def _loop_carried(fn: ast.FunctionDef) -> set[str]:
