@@ -90,6 +90,19 @@ def cases():
 
     yield "fused_moe f16 512 tokens, 64 experts top-6", moe
 
+    def group_gemm(groups=((4096, 4096, 4096), (2048, 4096, 4096), (1024, 4096, 4096), (512, 4096, 4096))):
+        # Its kernel launched directly with the search's first sm_90 configuration: the operator
+        # autotunes through cuTile Python's own benchmark, which records no ct.launch.
+        import cuda.tile as ct
+        from tilegym.ops.cutile.group_gemm import _group_gemm_kernel
+
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        As, Bs = [rand(m, k) for m, k, _ in groups], [rand(k, n) for _, k, n in groups]
+        Cs = [torch.empty(m, n, device="cuda", dtype=f16) for m, _, n in groups]
+        ct.launch(torch.cuda.current_stream(), (sms, 1, 1), _group_gemm_kernel, (As, Bs, Cs, 128, 128, 128, sms, False))
+
+    yield "group_gemm f16 4 groups (M 4096..512) x 4096^2", group_gemm
+
 
 def recorded_launches(op):
     """Runs `op` once; returns its ct.launch calls as (stream, grid, kernel, args)."""

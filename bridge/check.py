@@ -55,7 +55,9 @@ def kernel_name(kernel: Any) -> str:
 def describe(args: Iterable[Any]) -> str:
     parts = []
     for a in args:
-        if hasattr(a, "shape") and hasattr(a, "dtype"):
+        if isinstance(a, (list, tuple)):
+            parts.append(f"[{describe(a)}]")
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
             parts.append(f"{str(a.dtype).replace('torch.', '')}{list(a.shape)}")
         else:
             parts.append(repr(a))
@@ -63,7 +65,9 @@ def describe(args: Iterable[Any]) -> str:
 
 
 def _copy(args: Iterable[Any]) -> list[Any]:
-    return [a.clone() if hasattr(a, "clone") else a for a in args]
+    """Own copies of the arrays, lists of arrays item by item."""
+    return [[x.clone() for x in a] if isinstance(a, (list, tuple)) else a.clone() if hasattr(a, "clone") else a
+            for a in args]
 
 
 def run_case(ext, kernel: Any, grid: Any, args: tuple) -> CaseResult:
@@ -73,7 +77,7 @@ def run_case(ext, kernel: Any, grid: Any, args: tuple) -> CaseResult:
 
     name = kernel_name(kernel)
     params = kernel_info(ext, name)["params"]
-    written = [i for i, p in enumerate(params) if p["kind"] == "array" and p["written"]]
+    written = [i for i, p in enumerate(params) if p["kind"] in ("array", "array_list") and p["written"]]
     py_args, rs_args = _copy(args), _copy(args)
     stream = torch.cuda.current_stream()
     ct.launch(stream, grid, kernel, tuple(py_args))
@@ -81,16 +85,26 @@ def run_case(ext, kernel: Any, grid: Any, args: tuple) -> CaseResult:
     torch.cuda.synchronize()
     result = CaseResult(name, describe(args))
     for i in written:
-        ref, got = py_args[i], rs_args[i]
-        dtype = str(ref.dtype).replace("torch.", "")
-        same_bits = torch.equal(ref.view(torch.uint8) if ref.element_size() == 1 else ref.view(_int_of(ref)),
-                                got.view(torch.uint8) if got.element_size() == 1 else got.view(_int_of(got)))
-        diff = (ref.double() - got.double()).abs()
-        max_err = float(diff.nan_to_num(float("inf")).max()) if diff.numel() else 0.0
-        rtol, atol = TOLERANCE.get(dtype, (0.0, 0.0))
-        close = same_bits or bool(torch.allclose(got.double(), ref.double(), rtol=rtol, atol=atol, equal_nan=True))
-        result.outputs.append(OutputResult(params[i]["name"], dtype, same_bits, close, max_err))
+        name = params[i]["name"]
+        if isinstance(py_args[i], (list, tuple)):
+            for j, (ref, got) in enumerate(zip(py_args[i], rs_args[i])):
+                result.outputs.append(_compare(f"{name}[{j}]", ref, got))
+        else:
+            result.outputs.append(_compare(name, py_args[i], rs_args[i]))
     return result
+
+
+def _compare(param: str, ref: Any, got: Any) -> OutputResult:
+    import torch
+
+    dtype = str(ref.dtype).replace("torch.", "")
+    same_bits = torch.equal(ref.view(torch.uint8) if ref.element_size() == 1 else ref.view(_int_of(ref)),
+                            got.view(torch.uint8) if got.element_size() == 1 else got.view(_int_of(got)))
+    diff = (ref.double() - got.double()).abs()
+    max_err = float(diff.nan_to_num(float("inf")).max()) if diff.numel() else 0.0
+    rtol, atol = TOLERANCE.get(dtype, (0.0, 0.0))
+    close = same_bits or bool(torch.allclose(got.double(), ref.double(), rtol=rtol, atol=atol, equal_nan=True))
+    return OutputResult(param, dtype, same_bits, close, max_err)
 
 
 def _int_of(t):

@@ -178,7 +178,7 @@ def default_specialization(kir) -> Specialization:
     args: dict[str, Any] = {}
     for p in kir.params:
         if isinstance(p, ir.ArrayParam):
-            args[p.name] = ("array", dtype_of[p.name], [-1] * (p.rank - 1) + [1])
+            args[p.name] = ("list" if p.listed else "array", dtype_of[p.name], [-1] * (p.rank - 1) + [1])
         elif isinstance(p, ir.UnusedParam):  # anything will do: the kernel never reads it
             args[p.name] = ("array", "f16", [1])
         elif isinstance(p, ir.ConstParam):
@@ -195,7 +195,8 @@ def recorded_specialization(kir, launch: launches.Launch) -> Specialization | st
     for p in kir.params:
         value = launch.args[p.name]
         if isinstance(value, dict):
-            args[p.name] = ("array", launch.dtype(p.name), value["strides"])
+            args[p.name] = ("list" if getattr(p, "listed", False) else "array", launch.dtype(p.name),
+                            value["strides"])
         elif isinstance(p, (ir.ConstParam, ir.UnusedParam)) or getattr(p, "constant", False):
             args[p.name] = ("constant", value)
         else:
@@ -215,7 +216,9 @@ def _specialization(kir, args: dict[str, tuple]) -> Specialization:
     consts = [("true" if args[c.name][1] else "false") if c.kind == "bool" else str(int(args[c.name][1]))
               for c in kir.consts]
     return Specialization(list(bound.values()) + [emit.derived_dtype(d, bound) for d in kir.derived] + consts,
-                          [(a.name, args[a.name][2]) for a in kir.arrays], [args[p.name] for p in kir.params])
+                          # A list's own tensor is its table, whose rows are contiguous.
+                          [(a.name, [-1, 1] if a.listed else args[a.name][2]) for a in kir.arrays],
+                          [args[p.name] for p in kir.params])
 
 
 def _evaluate(expr: ir.Expr, values: dict[str, Any]) -> bool | int | None:
@@ -290,10 +293,12 @@ def _python_tile_ir(kernel: Any, spec: Specialization) -> str:
     dtypes = {v: k for k, v in launches.TORCH_DTYPES.items()}
     constraints = []
     for kind, value, *strides in spec.signature:
-        if kind == "array":
-            constraints.append(c.ArrayConstraint(getattr(ct, dtypes[value]), len(strides[0]), index_dtype=ct.int32,
-                                                 stride_lower_bound_incl=0, alias_groups=[], may_alias_internally=False,
-                                                 stride_constant=[1 if s == 1 else None for s in strides[0]]))
+        if kind in ("array", "list"):
+            array = c.ArrayConstraint(getattr(ct, dtypes[value]), len(strides[0]), index_dtype=ct.int32,
+                                      stride_lower_bound_incl=0, alias_groups=[], may_alias_internally=False,
+                                      stride_constant=[1 if s == 1 else None for s in strides[0]])
+            constraints.append(c.ListConstraint(array, alias_groups=[], elements_may_alias=False)
+                               if kind == "list" else array)
         elif kind == "constant":
             constraints.append(c.ConstantConstraint(value))
         else:

@@ -409,7 +409,10 @@ class Kernel:
         backend = self.backend
         handles, raw = [], []
         for value, written in zip(args, self._written):
-            if isinstance(value, Tensor):
+            if isinstance(value, (list, tuple)):  # a list of arrays: each item lent alike
+                handles += [(v, written) for v in value if isinstance(v, Tensor)]
+                raw.append([v._array if isinstance(v, Tensor) else v for v in value])
+            elif isinstance(value, Tensor):
                 handles.append((value, written))
                 raw.append(value._array)
             else:
@@ -438,6 +441,8 @@ class Kernel:
 
 
 def _device_of(array: Any) -> int | None:
+    if isinstance(array, list):
+        return _device_of(array[0]) if array else None
     device = getattr(array, "device", None)
     for attr in ("index", "id"):  # torch.device.index, cupy Device.id
         value = getattr(device, attr, None)
@@ -506,9 +511,10 @@ class Graph:
             # Every captured argument, plain torch/CuPy arrays too: replays use their memory.
             self._keepalive = [a for p in self.pendings for a in p.args] if captured else []
             for p in self.pendings:
-                for value, write in zip(p.args, p.written):
-                    if isinstance(value, Tensor):
-                        handles[id(value)] = (value, write or handles.get(id(value), (value, False))[1])
+                for arg, write in zip(p.args, p.written):
+                    for value in arg if isinstance(arg, (list, tuple)) else [arg]:
+                        if isinstance(value, Tensor):
+                            handles[id(value)] = (value, write or handles.get(id(value), (value, False))[1])
                 p.synced = True
             self.pendings = []
             if captured:

@@ -59,6 +59,10 @@ def rust_type(t: ir.Type) -> str:
         return f"{'PartitionMut' if t.mutable else 'Partition'}<{t.dtype}, {{ [{dims(t.shape)}] }}>"
     if isinstance(t, ir.PointerTileType):
         return f"PointerTile<*{'mut' if t.mutable else 'const'} {t.dtype}, {{ [{dims(t.shape)}] }}>"
+    if isinstance(t, ir.ExtentsType):
+        return f"{t.kind}<{{ [{dims(t.dims)}] }}>"
+    if isinstance(t, ir.TensorType):
+        return f"Tensor<{t.dtype}, {{ [{dims(t.shape)}] }}>"
     if isinstance(t, ir.LoadedType):
         return f"({rust_type(t.tile)}, Token)"
     return t.dtype
@@ -151,6 +155,11 @@ class _BodyWriter:
                 self.stmts(s.body, indent + "    ")
                 self.lines.append(f"{indent}}}")
                 self.last_line = None
+            elif isinstance(s, ir.While):
+                self.lines.append(f"{indent}while {rust_expr(s.cond)} {{")
+                self.stmts(s.body, indent + "    ")
+                self.lines.append(f"{indent}}}")
+                self.last_line = None
 
 
 # ---- per-kernel data for the templates -----------------------------------------------------
@@ -163,7 +172,9 @@ def _entry(kernel: ir.KernelIR) -> dict:
     params = []
     for p in kernel.runtime_params:
         if isinstance(p, ir.ArrayParam):
-            if p.written and p.tile is not None:
+            if p.listed:
+                params.append(f"{rust_name(p.name)}: &Tensor<i64, {{ [-1, {ir.list_row_words(p.rank)}] }}>")
+            elif p.written and p.tile is not None:
                 params.append(f"{rust_name(p.name)}: &mut Tensor<{p.dtype}, {{ [{dims(p.tile)}] }}>")
             else:
                 params.append(f"{rust_name(p.name)}: &Tensor<{p.dtype}, {{ [{', '.join(['-1'] * p.rank)}] }}>")
@@ -232,7 +243,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         pairs = ", ".join(f'("{a}", "{b}")' for a, b in kernel.in_place)
         admit.append(f"launch.allow_in_place(&[{pairs}]);")
     for p in kernel.arrays:
-        how = "output" if p.written else "input"
+        how = ("outputs" if p.written else "inputs") if p.listed else ("output" if p.written else "input")
         admit.append(f'let {rust_name(p.name)} = launch.{how}({rust_name(p.name)}, "{p.name}", {p.rank})?;')
     checks = [f'check_tile_dim("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts if c.tile_dim]
     checks += [f'check_positive("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
@@ -242,7 +253,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         checks.append(f"if !({rust_expr(cond)}) {{ return Err(tilebridge_runtime::error::argument({message})); }}")
     classes = []
     for c in kernel.dtype_classes:
-        members = ", ".join(f"&{rust_name(m)}" for m in c.arrays)
+        listed = {p.name for p in kernel.arrays if p.listed}
+        members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
         allowed = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
     for p in kernel.arrays:
@@ -272,7 +284,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     typed_params = ["mut launch: Launch<'_>"]
     for p in kernel.params:
         if isinstance(p, ir.ArrayParam):
-            typed_params.append(f"{rust_name(p.name)}: Array")
+            typed_params.append(f"{rust_name(p.name)}: {'ArrayList' if p.listed else 'Array'}")
         elif isinstance(p, ir.ScalarParam):
             typed_params.append(f"{rust_name(p.name)}: {p.dtype}")
         elif isinstance(p, ir.ConstParam):
@@ -282,7 +294,10 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     call_args = []
     for p in kernel.runtime_params:
         n = rust_name(p.name)
-        if isinstance(p, ir.ArrayParam):
+        if isinstance(p, ir.ArrayParam) and p.listed:
+            tensors.append(f"let {n} = launch.table(&{n}, &context)?;")
+            call_args.append(f"&{n}")
+        elif isinstance(p, ir.ArrayParam):
             partitioned = p.written and p.tile is not None
             mut = "mut " if partitioned else ""
             if p.strided:
@@ -348,7 +363,8 @@ def metadata(kernels: list[ir.KernelIR]) -> dict:
         params = []
         for p in k.params:
             if isinstance(p, ir.ArrayParam):
-                params.append({"name": p.name, "kind": "array", "rank": p.rank, "written": p.written,
+                params.append({"name": p.name, "kind": "array_list" if p.listed else "array", "rank": p.rank,
+                               "written": p.written,
                                "tile": list(p.tile) if p.tile else None, "dtype_class": p.dtype})
             elif isinstance(p, ir.ScalarParam):
                 params.append({"name": p.name, "kind": "constant" if p.constant else "scalar", "dtype": p.dtype})
@@ -372,7 +388,8 @@ def _pyi_signature(kernel: ir.KernelIR) -> str:
     parts = ["grid: Grid"]
     for p in kernel.params:
         if not _by_keyword(p):
-            kind = ("CudaArray" if isinstance(p, ir.ArrayParam) else "object" if isinstance(p, ir.UnusedParam)
+            kind = ("list[CudaArray]" if isinstance(p, ir.ArrayParam) and p.listed else
+                    "CudaArray" if isinstance(p, ir.ArrayParam) else "object" if isinstance(p, ir.UnusedParam)
                     else _PY_SCALAR[p.dtype])
             parts.append(f"{p.name}: {kind}")
     parts.append("*")

@@ -46,13 +46,29 @@ class PointerTileType:
 
 
 @dataclass(frozen=True)
+class TensorType:
+    """A tensor view the kernel makes itself (an item of a list of arrays)."""
+
+    dtype: str
+    shape: tuple[Dim, ...]  # -1: dynamic
+
+
+@dataclass(frozen=True)
+class ExtentsType:
+    """cutile's `Shape<{..}>` (a view's extents) or `Array<{..}>` (its strides): -1 where dynamic."""
+
+    kind: str  # "Shape" or "Array"
+    dims: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class LoadedType:
     """What a pointer load returns: the tile and its completion token."""
 
     tile: TileType
 
 
-Type = Union[TileType, ScalarType, PartitionType, PointerTileType, LoadedType]
+Type = Union[TileType, ScalarType, PartitionType, PointerTileType, TensorType, ExtentsType, LoadedType]
 
 
 # ---- expressions -------------------------------------------------------------------------
@@ -167,6 +183,13 @@ class For:
 
 
 @dataclass
+class While:
+    cond: Expr
+    body: list["Stmt"]
+    line: int
+
+
+@dataclass
 class IfElse:
     cond: Expr
     then: list["Stmt"]
@@ -174,7 +197,7 @@ class IfElse:
     line: int
 
 
-Stmt = Union[Let, Assign, Do, For, IfElse]
+Stmt = Union[Let, Assign, Do, For, While, IfElse]
 
 
 # ---- the kernel --------------------------------------------------------------------------
@@ -193,6 +216,16 @@ class ArrayParam:
     # of every axis but the last (`<name>_stride_<axis>`), and the launcher requires the
     # last to be 1, as cuTile Python's specialization for contiguous rows has it.
     strided: bool = False
+    # A list of arrays of this rank and dtype (group_gemm's `As`): the kernel takes a table with
+    # one row per array, `list_row_words(rank)` i64 words each (base pointer, shape, strides), as
+    # cuTile Python passes lists; each item it indexes becomes a tensor view of its own.
+    listed: bool = False
+
+
+def list_row_words(rank: int) -> int:
+    """The width of a list table's rows: 1 + 2 * rank words, rounded up to a power of two."""
+    words = 1 + 2 * rank
+    return 1 << (words - 1).bit_length()
 
 
 @dataclass

@@ -260,7 +260,10 @@ def test_checked_ops_compile(monkeypatch):
             ("count_ids", ["i64", "i32", "8", "256"], [("ids", [1]), ("counts", [1])], ["select", "cmpi", "itof", "ftoi"]),
             ("window_sum", ["i32", "f16", "f32", "256", "300"], [("start", [1]), ("x", [1]), ("y", [1])], ["for "]),
             # the padding selected in after the load, then an mma into a zero f32 accumulator
-            ("padded_block_matmul", ["f16", "f32", "64", "64"], [("x", rows), ("y", rows)], ["select", "mmaf"])):
+            ("padded_block_matmul", ["f16", "f32", "64", "64"], [("x", rows), ("y", rows)], ["select", "mmaf"]),
+            # lists of arrays: a table row per array, read, cast to a pointer and made a tensor view
+            ("grouped_double", ["f16", "f16", "32", "64", "8"], [("Xs", rows), ("Ys", rows)],
+             ["int_to_ptr", "trunci", "make_tensor_view", "loop"])):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
         assert all(op in ir for op in ops), (name, ir)
         coverage._cubin(bytecode)  # and tileiras takes it
@@ -282,6 +285,31 @@ def test_index_arrays_take_integers_and_unused_parameters_anything():
         FakeCudaArray((512,), "<f2", ptr=0x7300_0000)
     with pytest.raises(tb.DeviceError):
         ext.window_sum((2,), start, x, y, None, TILE=256, BACK=300)
+
+
+def test_lists_of_arrays_are_admitted_item_by_item():
+    """Every item of a list is checked like an array argument, and named by its place in the list."""
+    from conftest import REPO
+
+    ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
+    meta = json.loads(ext.__tilebridge__)["kernels"]["grouped_double"]
+    assert [(p["name"], p["kind"], p.get("written")) for p in meta["params"][:2]] == [
+        ("Xs", "array_list", False), ("Ys", "array_list", True)]
+    xs = [FakeCudaArray((100, 64), "<f2", ptr=0x7000_0000), FakeCudaArray((33, 200), "<f2", ptr=0x7100_0000)]
+    ys = [FakeCudaArray((100, 64), "<f2", ptr=0x7200_0000), FakeCudaArray((33, 200), "<f2", ptr=0x7300_0000)]
+    launch = lambda xs, ys: ext.grouped_double((8,), xs, ys, TM=32, TN=64, BLOCKS=8)  # noqa: E731
+    with pytest.raises(tb.DeviceError):  # past every check
+        launch(xs, ys)
+    for bad_xs, bad_ys, pattern in (
+            (xs[0], ys, "'Xs' .* must be a list or tuple of arrays"),
+            ([], ys, "'Xs' .* is an empty list"),
+            ([xs[0], FakeCudaArray((33, 200), "<f4", ptr=0x7100_0000)], ys, r"'Xs\[0\]' is f16, 'Xs\[1\]' is f32"),
+            ([xs[0], FakeCudaArray((33,), "<f2", ptr=0x7100_0000)], ys, r"'Xs\[1\]' .* must have rank 2"),
+            (xs, [ys[0], FakeCudaArray((33, 200), "<f2", ptr=0x7300_0000, strides=(2, 66))], r"'Ys\[1\]' .* stride 33"),
+            (xs, [ys[0], FakeCudaArray((33, 200), "<f2", ptr=0x7000_0000)], r"'Ys\[1\]' and 'Xs\[0\]' .* share memory"),
+            (xs, [ys[0], FakeCudaArray((33, 200), "<f2", ptr=0x7300_0000, readonly=True)], r"'Ys\[1\]' is read-only")):
+        with pytest.raises(tb.ArgumentError, match=pattern):
+            launch(bad_xs, bad_ys)
 
 
 def test_unchecked_outputs_compile_and_say_why(monkeypatch):

@@ -84,7 +84,7 @@ def _marked_line(kernel_name: str) -> int:
 
 
 @pytest.mark.parametrize("kernel_name, construct", [
-    ("while_loop", "While statements"),
+    ("while_loop", "while condition must be a comparison of scalars"),
     ("helper_call", "*args"),
     ("gather", "indices must be integers"),
     ("permuted_load", "both order= and a non-zero padding_mode"),

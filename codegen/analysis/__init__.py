@@ -81,6 +81,7 @@ class Translator(ArrayAccess, TileOps):
         self.mutable_views: dict[tuple, dict[str | None, str]] = {}
         self.used_names: set[str] = {n.id for n in ast.walk(src.func) if isinstance(n, ast.Name)}
         self.used_names |= {a.arg for a in src.func.args.args}
+        self.src_names = frozenset(self.used_names)  # the kernel's own names
         self.unsafe_reasons: list[str] = []
         self.stored_dtypes: dict[str, set[str]] = {}  # concrete dtypes of tiles stored into each array
         self.derived: dict[str, tuple[str, str, str, str]] = {}  # "@n" -> (class, when, then, other)
@@ -109,6 +110,7 @@ class Translator(ArrayAccess, TileOps):
         self.globals: dict[str, Any] = src.globals  # the inlined helper's, while inlining one
         self.inlining: list[str] = []  # helpers being inlined, innermost last
         self.depth_base = 0  # loop depth of the call being inlined
+        self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
 
     def error(self, node: ast.AST, message: str) -> TranslationError:
         return TranslationError.at(self.src.display_file, node, message)
@@ -137,6 +139,9 @@ class Translator(ArrayAccess, TileOps):
         self.loop_carried = _loop_carried(fn)
         body: list[ir.Stmt] = []
         self._block(fn.body, body, docstring_ok=True)
+        for item, listed in self.items.items():
+            # A list whose items the kernel writes is an output, each item lent to the launch.
+            self.arrays[listed].written |= self.arrays.pop(item).written
         read = _names_read(fn.body)
         for p in list(self.arrays.values()):
             if p.rank == 0 and p.name not in read:
@@ -219,8 +224,23 @@ class Translator(ArrayAccess, TileOps):
             (scalar if in_arith or in_range or in_cdiv else other).add(node.id)
         return scalar - other
 
+    @staticmethod
+    def _used_as_lists(fn: ast.FunctionDef) -> set[str]:
+        """Unannotated parameters the kernel indexes (`As[g]`) or measures (`len(As)`): lists of
+        arrays, as cuTile Python takes them."""
+        unannotated = {a.arg for a in fn.args.args if a.annotation is None}
+        found = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+                found.add(node.value.id)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+                  and len(node.args) == 1 and isinstance(node.args[0], ast.Name)):
+                found.add(node.args[0].id)
+        return found & unannotated
+
     def _params(self, fn: ast.FunctionDef) -> None:
         scalars = self._used_as_scalars(fn)
+        lists = self._used_as_lists(fn)
         for arg in fn.args.args:
             name = arg.arg
             ann = self._eval_static(arg.annotation) if arg.annotation is not None else None
@@ -248,6 +268,10 @@ class Translator(ArrayAccess, TileOps):
                     raise self.error(arg, f"scalar parameters of dtype {dtype} are not supported yet")
                 param = ir.ScalarParam(name, dtype)
                 val = Val("scalar", ir.ScalarType(dtype), ir.Var(rname))
+            elif name in lists:
+                param = ir.ArrayParam(name, rank=0, dtype=f"${name}", listed=True)
+                self.arrays[name] = param
+                val = Val("list", py=name, expr=ir.Var(rname))
             elif ann is None or getattr(ann, "__name__", None) == "Array":
                 param = ir.ArrayParam(name, rank=0, dtype=f"${name}")
                 self.arrays[name] = param
@@ -262,7 +286,13 @@ class Translator(ArrayAccess, TileOps):
         """An array's rank is the length of any tile shape or index the kernel uses it with, in
         its own body or in a helper it passes the array to (`names`: the helper's parameter ->
         the kernel's array)."""
-        names = {a: a for a in self.arrays} if names is None else names
+        if names is None:
+            names = {a: a for a in self.arrays}
+            # `Ai = As[g]`: an item has the rank of its list.
+            names |= {t.id: node.value.value.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
+                      for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Subscript)
+                      and isinstance(node.value.value, ast.Name) and node.value.value.id in self.arrays
+                      and self.arrays[node.value.value.id].listed}
         globals_ = self.globals if globals_ is None else globals_
         for node in ast.walk(fn):
             if not (isinstance(node, ast.Call) and node.args):
@@ -479,6 +509,8 @@ class Translator(ArrayAccess, TileOps):
                 out.append(ir.Do(val.expr, node.lineno))
         elif isinstance(node, ast.For):
             self._for(node, out)
+        elif isinstance(node, ast.While):
+            self._while(node, out)
         elif isinstance(node, ast.Pass):
             pass
         elif isinstance(node, ast.Return) and node.value is None and node is self.src.func.body[-1]:
@@ -887,6 +919,27 @@ class Translator(ArrayAccess, TileOps):
         self.scopes.pop()
         out.append(ir.For(var, start, stop, step, body, node.lineno))
 
+    def _while(self, node: ast.While, out: list[ir.Stmt]) -> None:
+        if node.orelse:
+            raise self.error(node, "while-else is not supported")
+        test: list[ir.Stmt] = []
+        cond = self.expr(node.test, test, hint="cond")
+        if cond.kind == "tile" and cond.shape == () and self.union.find(cond.dtype) == "bool":
+            cond = self._scalar_of(cond, test, "cond")
+        if test or cond.kind != "scalar" or cond.dtype != "bool":
+            raise self.error(node.test, "a while condition must be a comparison of scalars (or `and`/`or` of "
+                                        "them) that needs no statements of its own")
+        body: list[ir.Stmt] = []
+        self.scopes.append({})
+        self.loop_count += 1
+        self.loops.append(self.loop_count)
+        try:
+            self._block(node.body, body)
+        finally:
+            self.loops.pop()
+        self.scopes.pop()
+        out.append(ir.While(cond.expr, body, node.lineno))
+
     def expr(self, node: ast.expr, out: list[ir.Stmt], hint: str = "v") -> Val:
         self.lines.add(getattr(node, "lineno", self.line))
         if isinstance(node, ast.Constant):
@@ -1053,6 +1106,8 @@ class Translator(ArrayAccess, TileOps):
         if base.kind == "tile":
             return self._tile_newaxis(node, base, out, hint)
         index = self.expr(node.slice, out)
+        if base.kind == "list":
+            return self._list_item(node, base, index, out, hint)
         if base.kind == "tuple" and index.kind == "const" and isinstance(index.py, int):
             try:
                 return base.py[index.py]
@@ -1520,6 +1575,14 @@ class Translator(ArrayAccess, TileOps):
             if handler is None:
                 raise self.error(node, f"ct.{name} is not supported yet")
             return handler(node, out, hint)
+        if target is len and len(node.args) == 1 and not node.keywords:
+            items = self.expr(node.args[0], out)
+            if items.kind == "tuple":
+                return Val("const", py=len(items.py))
+            if items.kind != "list":
+                raise self.error(node, f"len() of {_a(items.kind)} is not supported")
+            # The list's table has one row per array.
+            return Val("scalar", ir.ScalarType("i32"), ir.Subscript(ir.Method(items.expr, "shape"), 0), nonneg=True)
         if target in (min, max):
             if len(node.args) != 2 or node.keywords:
                 raise self.error(node, "builtin min/max take exactly two values here")

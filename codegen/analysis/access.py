@@ -8,7 +8,7 @@ import ast
 
 from .. import ir
 from ..errors import TranslationError
-from .values import _PADDING, _a, float_literal, rust_name, Val, _times
+from .values import _PADDING, _ArrayUse, _a, float_literal, rust_name, Val, _times
 
 
 class ArrayAccess:
@@ -39,9 +39,78 @@ class ArrayAccess:
             raise self.error(node, f"order {order} is not a permutation of {rank} axes")
         return None if order == tuple(range(rank)) else order
 
+    def _list_item(self, node: ast.Subscript, base: Val, index: Val, out: list[ir.Stmt], hint: str) -> Val:
+        """`As[g]`: the g-th array of a list, as a tensor view made from its row of the list's table
+        (base pointer, shape, strides), read as cuTile Python reads it: one load of the row, its
+        words extracted and narrowed to i32, the pointer cast from its integer."""
+        listed = self.arrays[base.py]
+        rank = listed.rank
+        if not rank:
+            raise self.error(node, f"the rank of the arrays in '{listed.name}' is not known; load or store an item")
+        if index.kind not in ("const", "scalar") or not self._integer(index.dtype if index.kind == "scalar" else "i32"):
+            raise self.error(node.slice, "a list of arrays is indexed by an integer scalar")
+        width = ir.list_row_words(rank)
+        # `Ai = As[g]`: the view takes the name it is bound to, once.
+        name = rust_name(hint)
+        name = self.fresh(name) if name in self.items or hint not in self.src_names else name
+        self.used_names.add(name)
+        key = (listed.name, (1, width), None, None)
+        if key not in self.partitions:
+            table = self.fresh(f"{rust_name(listed.name)}_rows")
+            self.partition_lets.append(ir.Let(table, ir.PartitionType("i64", (1, width)), ir.Method(
+                ir.Var(rust_name(listed.name)), "partition", (ir.Shape((1, width)),)), self.line))
+            self.partitions[key] = table
+        row_type = ir.TileType("i64", (1, width))
+        row = self._bind_temp(out, f"{name}_row", row_type, self._tile_load(
+            ir.Var(self.partitions[key]), ir.Index((self._i32(index, node, out), ir.Lit("0i32"))), None, True, out))
+        zero = self._bind_temp(out, "word", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (ir.Lit("0i32"),)))
+
+        def word(k: int, what: str) -> ir.Expr:
+            at = zero if k == 0 else self._bind_temp(out, "word", ir.TileType("i32", ()),
+                                                      ir.Call("scalar_to_tile", (ir.Lit(f"{k}i32"),)))
+            one = self._bind_temp(out, f"{name}_{what}", ir.TileType("i64", (1, 1)),
+                                  ir.Call("extract", (row.expr, ir.Lit(f"[{zero.expr.name}, {at.expr.name}]"))))
+            return ir.Method(one.expr, "reshape", (ir.Shape(()),))
+
+        def index_word(k: int, what: str) -> str:
+            narrow = self._bind_temp(out, f"{name}_{what}", ir.TileType("i32", ()),
+                                     ir.Call("trunci", (word(k, what), ir.Lit("overflow::NoWrap"))))
+            return self._scalar_of(narrow, out, f"{name}_{what}").expr.name
+
+        base_ptr = self._bind_temp(out, f"{name}_base", ir.PointerTileType(f"${listed.name}", (), mutable=True),
+                                   ir.Call("int_to_ptr", (word(0, "base"),)))
+        extents = [index_word(1 + axis, f"shape_{axis}") for axis in range(rank)]
+        # The last stride is 1: the launcher requires every array of a list to have contiguous rows,
+        # as cuTile Python's specialization for them has it.
+        strides = [index_word(1 + rank + axis, f"stride_{axis}") for axis in range(rank - 1)]
+        # Typed names: cutile reads the static extents from the declared types.
+        extents_type = ir.ExtentsType("Shape", (-1,) * rank)
+        strides_type = ir.ExtentsType("Array", (-1,) * (rank - 1) + (1,))
+        shape = self._bind_temp(out, f"{name}_shape", extents_type, ir.Lit(
+            f"Shape::<{{ [{', '.join(map(str, extents_type.dims))}] }}> {{ dims: &[{', '.join(extents)}] }}"))
+        stride = self._bind_temp(out, f"{name}_strides", strides_type, ir.Lit(
+            f"Array::<{{ [{', '.join(map(str, strides_type.dims))}] }}> {{ dims: &[{', '.join(strides)}] }}"))
+        view = ir.Call("make_tensor_view", (base_ptr.expr, shape.expr, stride.expr, ir.Call("new_token_unordered")))
+        out.append(ir.Let(name, ir.TensorType(f"${name}", (-1,) * rank), ir.Unsafe(
+            view, reason=f"the row describes an array of `{listed.name}` that the launcher admitted (device, "
+                         "dtype, contiguous rows, no output overlapping any other argument) and keeps alive "
+                         "until the launch completes"), self.line))
+        item = ir.ArrayParam(name, rank, f"${name}")
+        self.arrays[name] = item
+        self.items[name] = listed.name
+        self.union.union(f"${listed.name}", f"${name}")
+        for uses in (self.uses, self.counted):
+            uses.setdefault(name, _ArrayUse())
+        self.unsafe_reasons.append(f"indexes the list of arrays '{listed.name}' (a tensor view made from a pointer)")
+        return Val("array", py=name, expr=ir.Var(name))
+
     def _partition(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
-                   order: tuple[int, ...] | None = None) -> ir.Expr:
+                   order: tuple[int, ...] | None = None, out: list[ir.Stmt] | None = None) -> ir.Expr:
         key = (array.name, shape, padding, order)
+        if array.name in self.items:
+            # A list item's view lives in the loop that makes it: its partitions are made where used.
+            assert out is not None
+            self.partitions.pop(key, None)
         if key not in self.partitions:
             name = self.fresh(f"{rust_name(array.name)}_part")
             source = ir.Var(rust_name(array.name))
@@ -58,7 +127,8 @@ class ArrayAccess:
                 )
                 self.unsafe_reasons.append(f"load from '{array.name}' padded with {padding.split('::')[1]} "
                                            "(cutile's safe partition pads with zero only)")
-            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, self.line))
+            (out if array.name in self.items else self.partition_lets).append(
+                ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, self.line))
             self.partitions[key] = name
         return ir.Var(self.partitions[key])
 
@@ -111,11 +181,11 @@ class ArrayAccess:
             if order is not None:
                 raise self.error(node, "ct.load(..., order=...) of an array the kernel also writes is not "
                                        "supported yet")
-            view = self._mutable_view(array, shape, padding, "it is updated in place")
+            view = self._mutable_view(array, shape, padding, "it is updated in place", out)
             # Bound to a typed name: cutile infers no type for a raw view load inside an expression.
             return self._bind_temp(out, hint, tile_type, self._tile_load(view, idx, latency, tma, out, tile_type,
                                                                          mutable=True))
-        part = self._partition(array, shape, padding, order)
+        part = self._partition(array, shape, padding, order, out)
         return self._bind_temp(out, hint, tile_type, self._tile_load(part, idx, latency, tma, out, tile_type))
 
     def _latency_value(self, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> int | str | None:
@@ -241,7 +311,7 @@ class ArrayAccess:
         cuTile Python."""
         self._check_unchecked_output(node, array)
         array.written = True
-        part = self._mutable_view(array, tile.shape, None, reason)
+        part = self._mutable_view(array, tile.shape, None, reason, out)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
         if hints is None:
             return Val("tile", None, ir.Method(part, "store", (tile.expr, idx)))
@@ -260,13 +330,16 @@ class ArrayAccess:
                    "as cuTile Python requires"))
 
     def _mutable_view(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
-                      reason: str) -> ir.Var:
+                      reason: str, out: list[ir.Stmt] | None = None) -> ir.Var:
         """The mutable partition of the whole of `array` in tiles of `shape` through which the
         kernel stores (and, updating in place, loads) tiles cutile cannot prove disjoint. Loads
         without a padding_mode share the stores' view, and so its ordering token; a padded load
         gets a view of its own (tileiras refuses stores through a padded view), ordered with the
         stores by the data that flows from one to the other, as in-place updates are written."""
         views = self.mutable_views.setdefault((array.name, shape), {})
+        if array.name in self.items:
+            assert out is not None
+            views.clear()  # made where used, as a list item's partitions are
         view = views.get(padding)
         if view is None:
             view = self.fresh(f"{rust_name(array.name)}_out")
@@ -280,8 +353,9 @@ class ArrayAccess:
             else:
                 value = ir.Method(source, "partition_full_mut", (ir.Shape(shape),))
                 self.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
-            self.partition_lets.append(ir.Let(view, ir.PartitionType(f"${array.name}", shape, mutable=True),
-                                              ir.Unsafe(value, reason=why), self.line, mutable=True))
+            (out if array.name in self.items else self.partition_lets).append(
+                ir.Let(view, ir.PartitionType(f"${array.name}", shape, mutable=True), ir.Unsafe(value, reason=why),
+                       self.line, mutable=True))
             views[padding] = view
         for d in shape:
             if isinstance(d, str):
@@ -461,6 +535,9 @@ class ArrayAccess:
                 shape = self._broadcast_shape(shape, item.shape, node)
             elif item.kind not in ("scalar", "const"):
                 raise self.error(args["indices"], f"{_a(item.kind)} cannot index an array")
+        if array.name in self.items:
+            raise self.error(node, f"ct.gather/ct.scatter on an array of the list '{self.items[array.name]}' is "
+                                   "not supported yet; ct.load and ct.store are")
         x = rust_name(array.name)
         array.strided = True
         check = self.expr(args["check_bounds"], out) if "check_bounds" in args else Val("const", py=True)
@@ -537,7 +614,7 @@ class ArrayAccess:
         # Out-of-bounds lanes read the padding either way, so check_bounds needs nothing here.
         shape = (1,) * (len(index) - 1) + (n,)
         self._set_rank(array, len(index), node)
-        part = self._partition(array, shape, padding)
+        part = self._partition(array, shape, padding, out=out)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
         row = self._bind_temp(out, hint, ir.TileType(f"${array.name}", shape), self._tile_load(
             part, idx, self._latency_value(node, args.get("latency"), out), True, out))
@@ -568,7 +645,7 @@ class ArrayAccess:
         self._set_rank(array, len(shape), node)
         if axis < 0:
             axis += len(shape)
-        part = self._partition(array, shape, None)
+        part = self._partition(array, shape, None, out=out)
         return Val("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))),
                    nonneg=True)
 

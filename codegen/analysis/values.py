@@ -230,7 +230,7 @@ def _show(t: ir.Type | None) -> str:
 
 
 def _resolve_type(t: ir.Type | None, names: dict[str, str]) -> ir.Type | None:
-    if isinstance(t, (ir.TileType, ir.PartitionType, ir.ScalarType, ir.PointerTileType)):
+    if isinstance(t, (ir.TileType, ir.PartitionType, ir.ScalarType, ir.PointerTileType, ir.TensorType)):
         return replace(t, dtype=names[t.dtype])
     if isinstance(t, ir.LoadedType):
         return ir.LoadedType(replace(t.tile, dtype=names[t.tile.dtype]))
@@ -240,7 +240,7 @@ def _resolve_type(t: ir.Type | None, names: dict[str, str]) -> ir.Type | None:
 def _resolve_stmt(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
     if isinstance(s, ir.Let):
         s.type = _resolve_type(s.type, names)
-    elif isinstance(s, ir.For):
+    elif isinstance(s, (ir.For, ir.While)):
         s.body = [_resolve_stmt(b, names) for b in s.body]
     elif isinstance(s, ir.IfElse):
         s.then = [_resolve_stmt(b, names) for b in s.then]

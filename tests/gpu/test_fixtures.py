@@ -1,6 +1,6 @@
 """The fixtures that carry inputs (`cases(torch)`), each case through cuTile Python and the Rust
 extension `tilebridge_fixtures`, compared: integer bit operations, extract, n-D transposes,
-prefix sums, index arrays, 0-d tiles, padded 2-D gathers and ct.matmul."""
+prefix sums, index arrays, 0-d tiles, padded 2-D gathers, ct.matmul and lists of arrays."""
 
 from pathlib import Path
 
@@ -25,4 +25,4 @@ def test_fixture_cases_match_cutile_python(fixtures_ext, path):
     results = [run_case(fixtures_ext, kernel, grid, args) for kernel, grid, args in load_cases(path)]
     for r in results:
         print(r)
-    assert len(results) == 9 and all(r.ok for r in results), "\n".join(str(r) for r in results)
+    assert len(results) == 10 and all(r.ok for r in results), "\n".join(str(r) for r in results)

@@ -34,6 +34,8 @@ if [ "${TILEGYM_BENCH:-1}" = 1 ]; then
     | tee "$OUT/bench_tilegym.txt"
 fi
 # The fixtures with inputs (tests/fixtures/checked_ops.py), against cuTile Python, where their wheel came along.
+# With them, the TileGym kernels whose own tests cannot reach Rust, launched directly (test_tilegym_direct.py).
 if [ "${TILEGYM_FIXTURES:-1}" = 1 ]; then
-  python3 -m pytest tests/gpu/test_fixtures.py -q -rA -p no:cacheprovider 2>&1 | tee "$OUT/fixtures.txt"
+  PYTHONPATH=$T/src:$PYTHONPATH python3 -m pytest tests/gpu/test_fixtures.py tests/gpu/test_tilegym_direct.py -q -rA \
+    -p no:cacheprovider 2>&1 | tee "$OUT/fixtures.txt"
 fi

@@ -11,6 +11,7 @@
 //! For the launch, [`Array::tensor`] wraps the memory in a cutile `Tensor` with
 //! `Tensor::from_foreign`, whose owner keeps the Python object alive.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use cutile::cuda_async::device_buffer::DeviceAllocation;
@@ -42,8 +43,9 @@ pub enum Framework {
 /// A device array lent to one launch.
 #[derive(Debug)]
 pub struct Array {
-    /// The kernel parameter this array is bound to (for messages).
-    pub name: &'static str,
+    /// The kernel parameter this array is bound to (for messages): `x`, or `As[2]` for an item
+    /// of a list.
+    pub name: Cow<'static, str>,
     pub ptr: u64,
     pub shape: Vec<i32>,
     /// Strides in elements.
@@ -119,7 +121,8 @@ fn to_i32(name: &str, what: &str, values: &[i64]) -> PyResult<Vec<i32>> {
 
 impl Array {
     /// Reads `obj` as a device array bound to kernel parameter `name`.
-    pub fn from_py(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Array> {
+    pub fn from_py(obj: &Bound<'_, PyAny>, name: impl Into<Cow<'static, str>>) -> PyResult<Array> {
+        let name = name.into();
         let py = obj.py();
         if let Ok(get_device) = obj.getattr(intern!(py, "get_device")) {
             if obj.hasattr(intern!(py, "data_ptr"))? {
@@ -151,7 +154,7 @@ impl Array {
     fn from_torch(
         obj: &Bound<'_, PyAny>,
         get_device: &Bound<'_, PyAny>,
-        name: &'static str,
+        name: Cow<'static, str>,
     ) -> PyResult<Array> {
         let py = obj.py();
         // -1 for a CPU tensor.
@@ -186,7 +189,7 @@ impl Array {
     fn from_cuda_array_interface(
         obj: &Bound<'_, PyAny>,
         cai: &Bound<'_, PyAny>,
-        name: &'static str,
+        name: Cow<'static, str>,
     ) -> PyResult<Array> {
         let py = obj.py();
         let cai = cai.cast::<PyDict>().map_err(|_| {
@@ -243,7 +246,7 @@ impl Array {
 
     #[allow(clippy::too_many_arguments)]
     fn checked(
-        name: &'static str,
+        name: Cow<'static, str>,
         ptr: u64,
         shape: &[i64],
         strides: &[i64],
@@ -263,17 +266,26 @@ impl Array {
                 "argument '{name}' has a negative stride ({s}); pass a copy with non-negative strides"
             )));
         }
+        let (shape, strides) = (
+            to_i32(&name, "shape", shape)?,
+            to_i32(&name, "strides", strides)?,
+        );
         Ok(Array {
             name,
             ptr,
-            shape: to_i32(name, "shape", shape)?,
-            strides: to_i32(name, "strides", strides)?,
+            shape,
+            strides,
             elem,
             device,
             readonly,
             framework,
             owner: obj.clone().unbind(),
         })
+    }
+
+    /// A new reference to the Python object that owns the memory.
+    pub(crate) fn owner(&self, py: Python<'_>) -> Py<PyAny> {
+        self.owner.clone_ref(py)
     }
 
     pub fn rank(&self) -> usize {

@@ -7,12 +7,13 @@
 //! is a Python exception and never a panic; anything cutile still reports is mapped
 //! by [`crate::error`], and [`guard`] turns a stray panic into an exception too.
 
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use cutile::cuda_async::device_operation::DeviceOp;
 use cutile::cuda_async::error::DeviceError;
-use cutile::cuda_core::Context;
+use cutile::cuda_core::{Context, Stream};
 use cutile::tile_kernel::CompileOptions;
 use pyo3::prelude::*;
 
@@ -37,11 +38,13 @@ pub struct Launch<'py> {
     /// the input before it writes the output, as cuTile Python allows them.
     in_place: &'static [(&'static str, &'static str)],
     hints: Option<Hints>,
+    /// The stream the launch goes to, once resolved (see [`Launch::stream`]).
+    resolved: Option<Arc<Stream>>,
     watch: Stopwatch,
 }
 
 struct Span {
-    name: &'static str,
+    name: Cow<'static, str>,
     lo: u64,
     hi: u64,
     write: bool,
@@ -72,6 +75,7 @@ impl<'py> Launch<'py> {
             spans: Vec::new(),
             in_place: &[],
             hints: None,
+            resolved: None,
             watch: Stopwatch::start(),
         })
     }
@@ -138,8 +142,8 @@ impl<'py> Launch<'py> {
         self.admit(array, rank, true)
     }
 
-    fn admit(&mut self, array: Array, rank: usize, write: bool) -> PyResult<Array> {
-        let name = array.name;
+    pub(crate) fn admit(&mut self, array: Array, rank: usize, write: bool) -> PyResult<Array> {
+        let name = &array.name;
         if array.rank() != rank {
             return Err(argument(format!(
                 "argument '{name}' of kernel `{}` must have rank {rank}, got shape {:?}",
@@ -163,11 +167,16 @@ impl<'py> Launch<'py> {
         for other in &self.spans {
             if (write || other.write) && lo < other.hi && other.lo < hi {
                 let (written, seen) = if write {
-                    (name, other.name)
+                    (name.as_ref(), other.name.as_ref())
                 } else {
-                    (other.name, name)
+                    (other.name.as_ref(), name.as_ref())
                 };
-                if view.is_some() && view == other.view && self.in_place.contains(&(seen, written))
+                if view.is_some()
+                    && view == other.view
+                    && self
+                        .in_place
+                        .iter()
+                        .any(|&(a, b)| a == seen && b == written)
                 {
                     continue; // the same array, read wholly before it is written: an in-place update
                 }
@@ -184,7 +193,7 @@ impl<'py> Launch<'py> {
             }
         }
         self.spans.push(Span {
-            name,
+            name: array.name.clone(),
             lo,
             hi,
             write,
@@ -263,22 +272,35 @@ impl<'py> Launch<'py> {
         device::context(self.device.unwrap_or(0))
     }
 
+    /// The stream the launch goes to: the `stream` argument, else the current stream of the
+    /// arrays' framework (see [`device::raw_stream`]). Resolved once, when first needed.
+    pub(crate) fn stream(&mut self, context: &Arc<Context>) -> PyResult<Arc<Stream>> {
+        if let Some(stream) = &self.resolved {
+            return Ok(stream.clone());
+        }
+        let raw = device::raw_stream(
+            self.py,
+            self.stream.as_ref(),
+            self.framework,
+            self.device.unwrap_or(0),
+        )?;
+        let stream = device::borrow_stream(raw, context);
+        self.resolved = Some(stream.clone());
+        Ok(stream)
+    }
+
     /// Submits `op` on the caller's stream and, for a blocking launch, waits for it.
     /// The GIL is released meanwhile: the first launch of a specialization runs the JIT.
-    pub fn submit<Op: DeviceOp + Send>(self, context: &Arc<Context>, op: Op) -> PyResult<()> {
+    pub fn submit<Op: DeviceOp + Send>(mut self, context: &Arc<Context>, op: Op) -> PyResult<()> {
+        self.watch.lap(2);
+        let stream = self.stream(context)?;
         let Launch {
             py,
             kernel,
-            stream,
             sync,
-            device,
-            framework,
             mut watch,
             ..
         } = self;
-        watch.lap(2);
-        let raw = device::raw_stream(py, stream.as_ref(), framework, device.unwrap_or(0))?;
-        let stream = device::borrow_stream(raw, context);
         watch.lap(1);
         let result = py.detach(|| -> Result<(), DeviceError> {
             context.bind_to_thread()?;

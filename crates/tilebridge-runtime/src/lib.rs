@@ -12,6 +12,7 @@ pub mod compile;
 pub mod device;
 pub mod error;
 pub mod launch;
+pub mod list;
 pub mod profile;
 
 pub use array::{Array, ElemType, Element};
@@ -21,6 +22,7 @@ pub use launch::Launch;
 pub mod prelude {
     pub use crate::array::{Array, ElemType, Element};
     pub use crate::launch::Launch;
+    pub use crate::list::ArrayList;
     pub use cutile::cuda_core::{f8e4m3fn, f8e5m2};
     pub use cutile::half::{bf16, f16};
     pub use cutile::prelude::{DType, DeviceOp, PartitionMut, PartitionOp, TileKernel};

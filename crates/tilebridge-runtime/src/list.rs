@@ -1,0 +1,199 @@
+//! Lists of arrays: a kernel parameter such as group_gemm's `As`, one array per group.
+//!
+//! The host ABI is cuTile Python's: the kernel takes a table with one row per array, each row
+//! `1 + 2 * rank` i64 words (base pointer, shape, strides in elements) padded to a power of two,
+//! and makes a tensor view from the row of the array it indexes. Every item is admitted like an
+//! array argument (rank, device, dtype, aliasing against every other argument, writability for
+//! an output) and must have contiguous rows, which the kernel's views assume. The table is
+//! allocated and filled on the launch's stream and freed on it after the launch, so it is
+//! stream-ordered like the kernel; it keeps the items' Python owners alive as long as cutile
+//! holds it.
+
+use std::sync::Arc;
+
+use cutile::cuda_async::device_buffer::DeviceAllocation;
+use cutile::cuda_core::{free_async, malloc_async, memcpy_htod_async, Context, Stream};
+use cutile::tensor::Tensor;
+use pyo3::prelude::*;
+
+use crate::array::Array;
+use crate::error::{argument, error, Kind};
+use crate::launch::Launch;
+
+/// The arrays of one list parameter, admitted.
+#[derive(Debug)]
+pub struct ArrayList {
+    pub name: &'static str,
+    pub items: Vec<Array>,
+}
+
+impl ArrayList {
+    /// The first item: it stands for the list's dtype (all items share it).
+    pub fn first(&self) -> &Array {
+        &self.items[0]
+    }
+}
+
+/// The width of a table row: `1 + 2 * rank` words, rounded up to a power of two.
+pub fn row_words(rank: usize) -> usize {
+    (1 + 2 * rank).next_power_of_two()
+}
+
+impl<'py> Launch<'py> {
+    /// Admits a list (or tuple) of arrays the kernel only reads.
+    pub fn inputs(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &'static str,
+        rank: usize,
+    ) -> PyResult<ArrayList> {
+        self.admit_list(obj, name, rank, false)
+    }
+
+    /// Admits a list of arrays the kernel writes: each writable and overlapping nothing else.
+    pub fn outputs(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &'static str,
+        rank: usize,
+    ) -> PyResult<ArrayList> {
+        self.admit_list(obj, name, rank, true)
+    }
+
+    fn admit_list(
+        &mut self,
+        obj: &Bound<'py, PyAny>,
+        name: &'static str,
+        rank: usize,
+        write: bool,
+    ) -> PyResult<ArrayList> {
+        let kernel = self.kernel;
+        let objects: Vec<Bound<'py, PyAny>> = if obj.is_instance_of::<pyo3::types::PyList>()
+            || obj.is_instance_of::<pyo3::types::PyTuple>()
+        {
+            obj.extract()?
+        } else {
+            return Err(argument(format!(
+                "argument '{name}' of kernel `{kernel}` must be a list or tuple of arrays, got {}",
+                obj.get_type().name()?
+            )));
+        };
+        if objects.is_empty() {
+            return Err(argument(format!(
+                "argument '{name}' of kernel `{kernel}` is an empty list; it needs at least one array"
+            )));
+        }
+        let mut items: Vec<Array> = Vec::with_capacity(objects.len());
+        for (i, item) in objects.iter().enumerate() {
+            let array = Array::from_py(item, format!("{name}[{i}]"))?;
+            if write && array.readonly {
+                return Err(argument(format!(
+                    "argument '{}' is read-only, but kernel `{kernel}` writes it",
+                    array.name
+                )));
+            }
+            let array = self.admit(array, rank, write)?;
+            if let Some(first) = items.first() {
+                if array.elem != first.elem {
+                    return Err(argument(format!(
+                        "the arrays of '{name}' must share one dtype: '{}' is {}, '{}' is {}",
+                        first.name,
+                        first.elem.as_str(),
+                        array.name,
+                        array.elem.as_str()
+                    )));
+                }
+            }
+            if matches!((array.shape.last(), array.strides.last()), (Some(&n), Some(&s)) if n > 1 && s != 1)
+            {
+                return Err(argument(format!(
+                    "argument '{}' of kernel `{kernel}` has stride {} in its last dimension; the arrays \
+                     of a list need contiguous rows: pass contiguous copies (.contiguous())",
+                    array.name,
+                    array.strides[rank - 1]
+                )));
+            }
+            items.push(array);
+        }
+        Ok(ArrayList { name, items })
+    }
+
+    /// The list's table on the device, as the tensor the kernel takes.
+    pub fn table(&mut self, list: &ArrayList, context: &Arc<Context>) -> PyResult<Tensor<i64>> {
+        let rank = list.first().rank();
+        let width = row_words(rank);
+        let mut words = vec![0i64; list.items.len() * width];
+        for (row, a) in words.chunks_mut(width).zip(&list.items) {
+            row[0] = a.ptr as i64;
+            for axis in 0..rank {
+                row[1 + axis] = a.shape[axis] as i64;
+                row[1 + rank + axis] = a.strides[axis] as i64;
+            }
+        }
+        let stream = self.stream(context)?;
+        let bytes = words.len() * std::mem::size_of::<i64>();
+        let failed = |e: &dyn std::fmt::Display| {
+            error(
+                Kind::Launch,
+                format!(
+                    "kernel `{}`: cannot pass the list '{}' to the device: {e}",
+                    self.kernel, list.name
+                ),
+            )
+        };
+        // SAFETY: the stream is the launch's live stream of `context`. The allocation is made
+        // and filled in its order, used by the kernel launched after this on it, and freed on
+        // it when cutile lets go of the tensor (`TableMemory::drop`), after that launch. The copy
+        // reads `words`, which lives across the call; a copy from pageable memory has read it
+        // when the call returns.
+        let ptr = unsafe { malloc_async(bytes, &stream) }.map_err(|e| failed(&e))?;
+        let memory = TableMemory {
+            ptr,
+            len: bytes,
+            stream: stream.clone(),
+            _owners: list.items.iter().map(|a| a.owner(self.py)).collect(),
+        };
+        unsafe { memcpy_htod_async(ptr, words.as_ptr(), words.len(), &stream) }
+            .map_err(|e| failed(&e))?;
+        // SAFETY: `TableMemory` upholds `DeviceAllocation` (below), and nothing else writes it.
+        Ok(unsafe {
+            Tensor::from_foreign(
+                Arc::new(memory),
+                vec![list.items.len() as i32, width as i32],
+                vec![width as i32, 1],
+            )
+        })
+    }
+}
+
+/// A list's table: stream-ordered device memory, freed on its stream when dropped.
+struct TableMemory {
+    ptr: u64,
+    len: usize,
+    stream: Arc<Stream>,
+    /// The Python arrays the table points into: alive as long as the table.
+    _owners: Vec<Py<PyAny>>,
+}
+
+impl Drop for TableMemory {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `malloc_async` on this stream, and every use of it (the copy and
+        // the kernel) was enqueued on the same stream before cutile dropped its last reference.
+        // A failure here (a context already torn down) leaves nothing to free.
+        let _ = unsafe { free_async(self.ptr, &self.stream) };
+    }
+}
+
+// SAFETY: the pointer and length describe the allocation this value owns until it is dropped;
+// all three getters return fields that never change.
+unsafe impl DeviceAllocation for TableMemory {
+    fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn len_bytes(&self) -> usize {
+        self.len
+    }
+    fn context(&self) -> Arc<Context> {
+        self.stream.context().clone()
+    }
+}
