@@ -4,16 +4,20 @@
 //! proves that every translated kernel gets through cutile's frontend; `tileiras`
 //! then turns the bytecode into a cubin.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
 use cutile::compile_api::KernelCompiler;
 use cutile::cutile_compiler::ast::Module;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::error::{error, Kind};
+use crate::error::{error, panic_message, Kind};
+use crate::launch::{compile_options, Hints};
 
 /// Compiles `module::function` (one of `kernels`) with `generics` (in declaration order)
 /// and the given static stride patterns (`-1` for a dynamic stride) for `target`
-/// (e.g. `sm_90`). Returns the Tile IR text and its bytecode.
+/// (e.g. `sm_90`), with launch-time `hints` applied as a launch applies them. Returns the
+/// Tile IR text and its bytecode.
 #[allow(clippy::too_many_arguments)]
 pub fn compile_only<'py>(
     py: Python<'py>,
@@ -24,25 +28,42 @@ pub fn compile_only<'py>(
     generics: Vec<String>,
     strides: Vec<(String, Vec<i32>)>,
     target: &str,
+    hints: Option<Hints>,
 ) -> PyResult<(String, Bound<'py, PyBytes>)> {
     if !kernels.contains(&function) {
         return Err(crate::error::argument(format!(
             "no kernel `{function}` in this extension; it has {kernels:?}"
         )));
     }
-    let result = py.detach(|| {
-        let strides: Vec<(&str, &[i32])> = strides
-            .iter()
-            .map(|(name, s)| (name.as_str(), s.as_slice()))
-            .collect();
-        let artifacts = KernelCompiler::new(module_ast, module, function)
-            .generics(generics)
-            .strides(&strides)
-            .target(target)
-            .compile()?;
-        let bytecode = artifacts.bytecode()?;
-        Ok::<_, cutile::cutile_compiler::error::JITError>((artifacts.ir_text(), bytecode))
+    // cutile's front end panics on some input it does not take (e.g. a form of a generic it
+    // cannot parse): that is a compile error of this kernel, not a crash of the caller.
+    let compiled = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            let strides: Vec<(&str, &[i32])> = strides
+                .iter()
+                .map(|(name, s)| (name.as_str(), s.as_slice()))
+                .collect();
+            let mut compiler = KernelCompiler::new(module_ast, module, function)
+                .generics(generics)
+                .strides(&strides)
+                .target(target);
+            if let Some(options) = compile_options(hints) {
+                compiler = compiler.options(options);
+            }
+            let artifacts = compiler.compile()?;
+            let bytecode = artifacts.bytecode()?;
+            Ok::<_, cutile::cutile_compiler::error::JITError>((artifacts.ir_text(), bytecode))
+        }))
     });
+    let result = compiled.map_err(|payload| {
+        error(
+            Kind::Compile,
+            format!(
+                "{module}::{function}: cutile's compiler panicked: {}",
+                panic_message(&*payload)
+            ),
+        )
+    })?;
     let (ir, bytecode) =
         result.map_err(|e| error(Kind::Compile, format!("{module}::{function}: {e}")))?;
     Ok((ir, PyBytes::new(py, &bytecode)))

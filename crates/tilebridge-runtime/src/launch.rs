@@ -107,12 +107,7 @@ impl<'py> Launch<'py> {
 
     /// cutile's compile options for the launch-time hints, if any were given.
     pub fn compile_options(&self) -> Option<CompileOptions> {
-        let (occupancy, num_ctas, warps) = self.hints?;
-        let mut options = CompileOptions::default();
-        options.occupancy = occupancy;
-        options.num_cta_in_cga = num_ctas;
-        options.num_worker_warps_per_cta = warps;
-        Some(options)
+        compile_options(self.hints)
     }
 
     /// Admits an array the kernel only reads.
@@ -320,6 +315,16 @@ impl<'py> Launch<'py> {
         watch.finish();
         result.map_err(|e| from_device_error(kernel, &e))
     }
+}
+
+/// cutile's compile options for launch-time hints (see [`Hints`]), None without any.
+pub fn compile_options(hints: Option<Hints>) -> Option<CompileOptions> {
+    let (occupancy, num_ctas, warps) = hints.filter(|h| *h != (None, None, None))?;
+    let mut options = CompileOptions::default();
+    options.occupancy = occupancy;
+    options.num_cta_in_cga = num_ctas;
+    options.num_worker_warps_per_cta = warps;
+    Some(options)
 }
 
 /// Checks that a `ct.Constant` used as a tile dimension is a positive power of two.

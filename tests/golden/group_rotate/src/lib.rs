@@ -98,14 +98,16 @@ fn group_rotate_typed<E0: Element, E1: Element>(
 }
 
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
+/// `hints=(occupancy, num_ctas, num_worker_warps)` as a launch takes them.
 #[pyfunction]
-#[pyo3(signature = (kernel, generics, strides, target = "sm_90"))]
+#[pyo3(signature = (kernel, generics, strides, target = "sm_90", hints = None))]
 fn _compile_only<'py>(
     py: Python<'py>,
     kernel: &str,
     generics: Vec<String>,
     strides: Vec<(String, Vec<i32>)>,
     target: &str,
+    hints: Option<tilebridge_runtime::launch::Hints>,
 ) -> PyResult<(String, Bound<'py, pyo3::types::PyBytes>)> {
     tilebridge_runtime::compile::compile_only(
         py,
@@ -116,6 +118,7 @@ fn _compile_only<'py>(
         generics,
         strides,
         target,
+        hints,
     )
 }
 
