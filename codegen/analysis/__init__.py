@@ -46,6 +46,7 @@ from .values import (
     _a,
 )
 from .access import ArrayAccess
+from .loop_split import split_loop
 from .tile_ops import TileOps
 
 __all__ = ["analyze", "Translator", "rust_name", "dtype_name", "float_literal", "DEFAULT_DTYPES"]
@@ -898,6 +899,11 @@ class Translator(ArrayAccess, TileOps):
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.error(it, "only `for ... in range(...)` loops are supported")
+        halves = split_loop(node, {name for _, name in _assignments(node)})
+        if halves is not None:
+            for half in halves:
+                self._for(half, out)
+            return
         bound_vals = [self.expr(a, out) for a in it.args]
         bounds = [self._i32(v, a, out) for v, a in zip(bound_vals, it.args)]
         start_nonneg = len(bound_vals) == 1 or self._nonneg(bound_vals[0])
@@ -912,12 +918,46 @@ class Translator(ArrayAccess, TileOps):
         self.loop_count += 1
         self.loops.append(self.loop_count)
         self.loop_vars[self.loop_count] = var
+        # A grid-stride loop (`range(ct.bid(0), n, NUM_SMS)`) to a bound known when cutile compiles:
+        # cutile assumes block ids >= 0 and bounds a `for` loop's index, from which tileiras counts
+        # at most n / NUM_SMS trips and unrolls them all (the persistent layer norm: 8 copies of
+        # the body, 6x the SASS of cuTile Python's, registers spilled), where cuTile Python's loop
+        # from an unbounded block id stays a loop. As a `while` loop it stays a loop here too.
+        stride = len(bounds) == 3 and len(node.body) > 0 and not self._compile_time(start) and \
+            self._compile_time(stop) and self._positive_step(bound_vals[2], step)
         try:
             self._block(node.body, body)
         finally:
             self.loops.pop()
         self.scopes.pop()
-        out.append(ir.For(var, start, stop, step, body, node.lineno))
+        if not stride:
+            out.append(ir.For(var, start, stop, step, body, node.lineno))
+            return
+        counter = self.fresh(f"{var}_next")
+        out.append(ir.Let(counter, ir.ScalarType("i32"), start, node.lineno, mutable=True))
+        body.insert(0, ir.Let(var, ir.ScalarType("i32"), ir.Var(counter), node.lineno))
+        body.append(ir.Assign(counter, ir.Binary("+", ir.Var(counter), step or ir.Lit("1i32")), node.lineno))
+        out.append(ir.While(ir.Binary("<", ir.Var(counter), stop), body, node.lineno))
+
+    def _compile_time(self, expr: ir.Expr, depth: int = 0) -> bool:
+        """Whether cutile knows `expr` when it compiles: literals and ct.Constant values, through
+        arithmetic, ct.cdiv/min/max and the scalar names bound to them."""
+        if isinstance(expr, ir.Var) and expr.name in self.scalar_defs and depth < 8:
+            return self._compile_time(self.scalar_defs[expr.name], depth + 1)
+        if isinstance(expr, ir.Call) and expr.func in ("ceil_div", "min", "max"):
+            return all(self._compile_time(a, depth + 1) for a in expr.args)
+        if isinstance(expr, ir.Binary):
+            return self._compile_time(expr.lhs, depth + 1) and self._compile_time(expr.rhs, depth + 1)
+        return self._on_constants(expr)
+
+    def _positive_step(self, val: Val, step: ir.Expr | None) -> bool:
+        """A loop step known positive: a positive literal, or a ct.Constant then checked so at launch."""
+        if step is None or (val.kind == "const" and isinstance(val.py, int) and val.py > 0):
+            return True
+        if val.kind == "scalar" and val.dim is not None:
+            self._require_positive(val)
+            return True
+        return False
 
     def _while(self, node: ast.While, out: list[ir.Stmt]) -> None:
         if node.orelse:
@@ -1495,6 +1535,10 @@ class Translator(ArrayAccess, TileOps):
             return q
         if isinstance(node.op, ast.Div) and self._int_tile(type_.dtype):
             raise self.error(node, "true division of integer tiles is not supported yet")
+        if op in ("+", "-") and self.union.find(type_.dtype) in ("f32", "f16", "bf16", "f64"):
+            fused = self._fused_mul_add(op, a, b, type_, out, hint)
+            if fused is not None:
+                return fused
         result = Val("tile", type_, ir.Binary(op, a, b))
         if isinstance(node.op, (ast.Add, ast.Mult)):
             result.nonneg = self._nonneg(lhs) and self._nonneg(rhs)
@@ -1507,6 +1551,25 @@ class Translator(ArrayAccess, TileOps):
                                       else other if base.kind == "const" and base.py == 0
                                       else self._scalar_binop(node, "+", base, other))
         return result
+
+    def _fused_mul_add(self, op: str, a: ir.Expr, b: ir.Expr, type_: ir.TileType, out: list[ir.Stmt],
+                       hint: str) -> Val | None:
+        """`x * y + c` (in either order), `x * y - c` and `c - x * y` as one fma, where the product
+        is used by the sum alone (an unnamed operand), as cuTile Python's rewrite fuses them:
+        tileiras itself does not contract a multiply and an add (FFMA in cuTile Python's SASS of the
+        layer norm and attention, FMUL + FADD without this)."""
+        if isinstance(a, ir.Binary) and a.op == "*":
+            (x, y), acc, product_first = (a.lhs, a.rhs), b, True
+        elif isinstance(b, ir.Binary) and b.op == "*":
+            (x, y), acc, product_first = (b.lhs, b.rhs), a, False
+        else:
+            return None
+        if op == "-" and product_first:
+            acc = ir.Call("negf", (acc,))  # x * y - c = x * y + (-c)
+        elif op == "-":
+            x = ir.Call("negf", (x,))  # c - x * y = (-x) * y + c
+        return self._bind_temp(out, hint, type_, ir.Call("fma", (
+            x, y, acc, ir.Lit("rounding::NearestEven"), ir.Lit("ftz::Disabled"))))
 
     def _tile_operands(self, node: ast.AST, lhs: Val, rhs: Val, out: list[ir.Stmt],
                        hint: str) -> tuple[ir.TileType, ir.Expr, ir.Expr]:

@@ -38,8 +38,13 @@ pub mod kernels {
                     ftz::Disabled,
                 ));
         // scaled_silu.py:18: out = alpha * (tf * sig) + beta
-        let out: Tile<f32, { [TILE] }> = broadcast_scalar(alpha, const_shape![TILE]) * (tf * sig)
-            + broadcast_scalar(beta, const_shape![TILE]);
+        let out: Tile<f32, { [TILE] }> = fma(
+            broadcast_scalar(alpha, const_shape![TILE]),
+            tf * sig,
+            broadcast_scalar(beta, const_shape![TILE]),
+            rounding::NearestEven,
+            ftz::Disabled,
+        );
         // scaled_silu.py:19: ct.store(y, index=(pid,), tile=out.astype(y.dtype))
         let y_tile: Tile<E1, { [TILE] }> = convert_tile(out);
         y.store(y_tile);
@@ -87,10 +92,14 @@ pub mod kernels {
                     ftz::Disabled,
                 ));
         // scaled_silu.py:28: ct.store(x, index=(pid,), tile=(alpha * (tf * sig) + beta).astype(x.dtype))
-        let x_tile: Tile<E0, { [TILE] }> = convert_tile(
-            broadcast_scalar(alpha, const_shape![TILE]) * (tf * sig)
-                + broadcast_scalar(beta, const_shape![TILE]),
+        let x_tile: Tile<f32, { [TILE] }> = fma(
+            broadcast_scalar(alpha, const_shape![TILE]),
+            tf * sig,
+            broadcast_scalar(beta, const_shape![TILE]),
+            rounding::NearestEven,
+            ftz::Disabled,
         );
-        x_out_2.store(x_tile, [pid]);
+        let x_tile_2: Tile<E0, { [TILE] }> = convert_tile(x_tile);
+        x_out_2.store(x_tile_2, [pid]);
     }
 }
