@@ -215,6 +215,8 @@ def _specialization(kir, args: dict[str, tuple]) -> Specialization:
     bound = {c.rust_name: args[c.arrays[0]][1] for c in kir.dtype_classes}
     consts = [("true" if args[c.name][1] else "false") if c.kind == "bool" else str(int(args[c.name][1]))
               for c in kir.consts]
+    # A list's divisibility generics at 1, as cuTile Python's export here assumes none either.
+    consts += ["1" for a in kir.arrays if a.listed for _ in ir.list_divisors(a)]
     return Specialization(list(bound.values()) + [emit.derived_dtype(d, bound) for d in kir.derived] + consts,
                           # A list's own tensor is its table, whose rows are contiguous.
                           [(a.name, [-1, 1] if a.listed else args[a.name][2]) for a in kir.arrays],

@@ -169,6 +169,7 @@ def _entry(kernel: ir.KernelIR) -> dict:
     generics = [f"{c.rust_name}: ElementType" for c in kernel.dtype_classes]
     generics += [f"{d.rust_name}: ElementType" for d in kernel.derived]
     generics += [f"const {rust_name(c.name)}: {c.kind}" for c in kernel.consts]
+    generics += [f"const {d}: i32" for p in kernel.arrays if p.listed for d in ir.list_divisors(p)]
     params = []
     for p in kernel.runtime_params:
         if isinstance(p, ir.ArrayParam):
@@ -295,6 +296,7 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     for p in kernel.runtime_params:
         n = rust_name(p.name)
         if isinstance(p, ir.ArrayParam) and p.listed:
+            tensors.append(f"let {n}_divisors = {n}.divisors();")
             tensors.append(f"let {n} = launch.table(&{n}, &context)?;")
             call_args.append(f"&{n}")
         elif isinstance(p, ir.ArrayParam):
@@ -316,6 +318,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
     generics = [f"{c.rust_name}::DTYPE.as_str().to_string()" for c in kernel.dtype_classes]
     generics += [f"{d.rust_name.lower()}.to_string()" for d in kernel.derived]
     generics += [f"{rust_name(c.name)}.to_string()" for c in kernel.consts]
+    generics += [f"{rust_name(p.name)}_divisors[{i}].to_string()" for p in kernel.arrays if p.listed
+                 for i in range(len(ir.list_divisors(p)))]
     return {
         "name": k,
         "doc": f"Launches `{k}` ({kernel.file}:{kernel.line}) on the caller's stream.",

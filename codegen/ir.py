@@ -222,6 +222,16 @@ class ArrayParam:
     listed: bool = False
 
 
+def list_divisors(array: "ArrayParam") -> list[str]:
+    """The const generics a list's kernel takes besides its ct.Constants: what every array of the
+    list is divisible by (base pointer in bytes; each extent, and each stride but the last, in
+    elements), which the launcher measures and the kernel assumes, as cuTile Python specializes
+    a list on its arrays' divisibility. Without them tileiras cannot use TMA on the items."""
+    base = array.name.upper()
+    return ([f"{base}_PTR_DIV"] + [f"{base}_SHAPE{axis}_DIV" for axis in range(array.rank)]
+            + [f"{base}_STRIDE{axis}_DIV" for axis in range(array.rank - 1)])
+
+
 def list_row_words(rank: int) -> int:
     """The width of a list table's rows: 1 + 2 * rank words, rounded up to a power of two."""
     words = 1 + 2 * rank

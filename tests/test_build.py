@@ -262,8 +262,9 @@ def test_checked_ops_compile(monkeypatch):
             # the padding selected in after the load, then an mma into a zero f32 accumulator
             ("padded_block_matmul", ["f16", "f32", "64", "64"], [("x", rows), ("y", rows)], ["select", "mmaf"]),
             # lists of arrays: a table row per array, read, cast to a pointer and made a tensor view
-            ("grouped_double", ["f16", "f16", "32", "64", "8"], [("Xs", rows), ("Ys", rows)],
-             ["int_to_ptr", "trunci", "make_tensor_view", "loop"])):
+            # (and each list's divisibility: pointer 16 bytes, extents and row stride 8 elements)
+            ("grouped_double", ["f16", "f16", "32", "64", "8"] + ["16", "8", "8", "8"] * 2, [("Xs", rows), ("Ys", rows)],
+             ["int_to_ptr", "trunci", "make_tensor_view", "loop", "div_by<16>", "div_by<8>"])):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
         assert all(op in ir for op in ops), (name, ir)
         coverage._cubin(bytecode)  # and tileiras takes it

@@ -72,13 +72,27 @@ class ArrayAccess:
                                   ir.Call("extract", (row.expr, ir.Lit(f"[{zero.expr.name}, {at.expr.name}]"))))
             return ir.Method(one.expr, "reshape", (ir.Shape(()),))
 
+        divisors = iter(ir.list_divisors(listed))
+
+        def assumed(value: ir.Expr, type_: ir.Type, what: str, bounds: bool) -> ir.Var:
+            """`value` with what the launcher measured of every array in the list (and, for an
+            extent or stride, that it is not negative) assumed, as cuTile Python assumes them."""
+            if bounds:
+                value = self._bind_temp(out, f"{name}_{what}", type_, ir.Unsafe(
+                    ir.Call("assume_bounds_lower::<_, 0>", (value,)), reason="extents and strides are not negative")).expr
+            return self._bind_temp(out, f"{name}_{what}", type_, ir.Unsafe(
+                ir.Call(f"assume_div_by::<_, {next(divisors)}>", (value,)),
+                reason=f"the launcher measured this divisor on every array of `{listed.name}`")).expr
+
         def index_word(k: int, what: str) -> str:
             narrow = self._bind_temp(out, f"{name}_{what}", ir.TileType("i32", ()),
                                      ir.Call("trunci", (word(k, what), ir.Lit("overflow::NoWrap"))))
-            return self._scalar_of(narrow, out, f"{name}_{what}").expr.name
+            scalar = self._scalar_of(narrow, out, f"{name}_{what}")
+            return assumed(scalar.expr, ir.ScalarType("i32"), what, True).name
 
-        base_ptr = self._bind_temp(out, f"{name}_base", ir.PointerTileType(f"${listed.name}", (), mutable=True),
-                                   ir.Call("int_to_ptr", (word(0, "base"),)))
+        pointer_type = ir.PointerTileType(f"${listed.name}", (), mutable=True)
+        base_ptr = self._bind_temp(out, f"{name}_base", pointer_type, ir.Call("int_to_ptr", (word(0, "base"),)))
+        base_ptr = Val("tile", pointer_type, assumed(base_ptr.expr, pointer_type, "base", False))
         extents = [index_word(1 + axis, f"shape_{axis}") for axis in range(rank)]
         # The last stride is 1: the launcher requires every array of a list to have contiguous rows,
         # as cuTile Python's specialization for them has it.

@@ -32,6 +32,31 @@ impl ArrayList {
     pub fn first(&self) -> &Array {
         &self.items[0]
     }
+
+    /// What every array of the list is divisible by, in the order of the kernel's `*_DIV`
+    /// generics: the base pointer in bytes, then each extent and each stride but the last in
+    /// elements. Each is the largest power of two up to 16 that divides it on every array (0
+    /// counts as 16), as cutile and cuTile Python measure a single array for its specialization.
+    pub fn divisors(&self) -> Vec<i32> {
+        fn pow2(v: i64) -> i32 {
+            if v == 0 {
+                16
+            } else {
+                (v & v.wrapping_neg()).min(16) as i32
+            }
+        }
+        let rank = self.first().rank();
+        let mut divisors = vec![16; 2 * rank];
+        for a in &self.items {
+            let measured = std::iter::once(a.ptr as i64)
+                .chain(a.shape.iter().map(|&n| n as i64))
+                .chain(a.strides[..rank - 1].iter().map(|&s| s as i64));
+            for (d, v) in divisors.iter_mut().zip(measured) {
+                *d = (*d).min(pow2(v));
+            }
+        }
+        divisors
+    }
 }
 
 /// The width of a table row: `1 + 2 * rank` words, rounded up to a power of two.
