@@ -559,6 +559,7 @@ class Translator(ArrayAccess, TileOps):
             val = self._as_carried(target, prev, val, out)
             # Assigned inside a loop, defined outside: a loop-carried `let mut`.
             prev.let.mutable = True
+            self.scalar_defs.pop(prev.let.name, None)  # no one value any more
             out.append(ir.Assign(prev.let.name, val.expr, target.lineno))
             prev.val = replace(prev.val, bid_axis=None, nonneg=prev.val.nonneg and val.nonneg)
             return
@@ -899,10 +900,10 @@ class Translator(ArrayAccess, TileOps):
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.error(it, "only `for ... in range(...)` loops are supported")
-        halves = split_loop(node, {name for _, name in _assignments(node)})
-        if halves is not None:
-            for half in halves:
-                self._for(half, out)
+        split = split_loop(node, {name for _, name in _assignments(node)})
+        if split is not None:
+            for half in split[0]:
+                self._stmt(half, out, [])
             return
         bound_vals = [self.expr(a, out) for a in it.args]
         bounds = [self._i32(v, a, out) for v, a in zip(bound_vals, it.args)]
@@ -948,6 +949,8 @@ class Translator(ArrayAccess, TileOps):
             return all(self._compile_time(a, depth + 1) for a in expr.args)
         if isinstance(expr, ir.Binary):
             return self._compile_time(expr.lhs, depth + 1) and self._compile_time(expr.rhs, depth + 1)
+        if isinstance(expr, ir.If):  # Python's floor correction of `//` and `%`
+            return all(self._compile_time(e, depth + 1) for e in (expr.cond, expr.then, expr.other))
         return self._on_constants(expr)
 
     def _positive_step(self, val: Val, step: ir.Expr | None) -> bool:

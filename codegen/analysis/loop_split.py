@@ -23,8 +23,9 @@ _INVARIANT_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, 
                     ast.Subscript, ast.Load, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.Tuple)
 
 
-def split_loop(loop: ast.For, assigned: set[str]) -> list[ast.For] | None:
-    """The two loops `loop` splits into, or None. `assigned`: every name the loop body assigns."""
+def split_loop(loop: ast.For, assigned: set[str]) -> tuple[list[ast.stmt], ast.expr] | None:
+    """The two loops `loop` splits into and the value it splits at, or None. `assigned`: every
+    name the loop body assigns."""
     if getattr(loop, "_tilebridge_split", False) or not isinstance(loop.target, ast.Name):
         return None
     args = loop.iter.args if isinstance(loop.iter, ast.Call) else []
@@ -48,14 +49,19 @@ def split_loop(loop: ast.For, assigned: set[str]) -> list[ast.For] | None:
         # The rest of the condition is loop-invariant: left to the loop that may take the branch.
         return [ast.copy_location(ast.If(test=rest, body=branch.body, orelse=branch.orelse), branch)]
 
-    loops = []
+    loops: list[ast.stmt] = []
     for lo, hi, holds in ((start, _call("min", stop, at), holds_below), (_call("max", start, at), stop, not holds_below)):
         body = loop.body[:index] + taken(holds) + loop.body[index + 1:]
         new = ast.For(target=copy.deepcopy(loop.target), iter=_call("range", lo, hi), body=body or [ast.Pass()],
                       orelse=[], type_comment=None)
         new._tilebridge_split = True  # type: ignore[attr-defined]
-        loops.append(ast.fix_missing_locations(ast.copy_location(new, loop)))
-    return loops
+        # Each half under `if lo < hi`: cutile bounds a `for` index by its bounds where it knows them
+        # when it compiles, and a half empty there (`max(0, 1)..1`) would get an assume that
+        # tileiras rejects (lower above upper); the `if` on those constants folds away first.
+        guarded = ast.If(test=ast.Compare(left=copy.deepcopy(lo), ops=[ast.Lt()], comparators=[copy.deepcopy(hi)]),
+                         body=[new], orelse=[])
+        loops.append(ast.fix_missing_locations(ast.copy_location(guarded, loop)))
+    return loops, at
 
 
 def _split_test(test: ast.expr, var: str, assigned: set[str]) -> tuple[ast.expr, type, ast.expr | None] | None:
