@@ -49,7 +49,9 @@ def test_bad_arguments_raise(ext, case, pattern):
     elif case == "cpu_tensor":
         a = a.cpu()
     elif case == "aliased_output":
-        c = a
+        # Overlapping a, one element on: not the very same array, which vector_add may update in place.
+        shared = torch.randn(N + 1, device="cuda")
+        a, c = shared[:N], shared[1:]
     elif case == "tile_not_power_of_two":
         tile, grid = 1000, (5,)
     elif case == "not_an_array":
