@@ -112,6 +112,7 @@ class Translator(ArrayAccess, TileOps):
         self.inlining: list[str] = []  # helpers being inlined, innermost last
         self.depth_base = 0  # loop depth of the call being inlined
         self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
+        self.pointer_tokens: set[str] = set()  # the token variables of arrays gathered and scattered
 
     def error(self, node: ast.AST, message: str) -> TranslationError:
         return TranslationError.at(self.src.display_file, node, message)
@@ -741,7 +742,7 @@ class Translator(ArrayAccess, TileOps):
 
     # What translating an `if` may change, kept by `_checkpoint` for `_rollback` to translate it again.
     _RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "partitions",
-                 "mutable_views", "branch_conflicts", "sites", "site_steps")
+                 "mutable_views", "branch_conflicts", "sites", "site_steps", "pointer_tokens")
     _GROWN = ("scopes", "unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses")
 
     def _checkpoint(self, out: list[ir.Stmt]) -> tuple:

@@ -461,10 +461,12 @@ class ArrayAccess:
         self.unsafe_reasons.append(f"gathers from '{array.name}' through pointers")
         why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
                "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
+        token = self._pointer_token(array)
         load = ir.Unsafe(ir.Call("load_ptr_tko", (
             ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
             ir.Lit("None"), ir.Call("Some", (padding.expr,)) if padding is not None and padding_after is None else
-            ir.Lit("None"), ir.Lit("None"), self._latency(node, args.get("latency"), out))),
+            ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
+            self._latency(node, args.get("latency"), out))),
             reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
                                                "requires" if self.read_and_written(array) else
                                                "; it is only read in this kernel"))
@@ -472,12 +474,31 @@ class ArrayAccess:
         if padding_after is not None:
             loaded = self.fresh(hint)
             out.append(ir.Let(loaded, ir.LoadedType(tile_type), load, self.line))
+            if token:
+                out.append(ir.Assign(token.name, ir.Var(f"_{loaded}_token"), self.line))
             fill = self._scalar_tile(padding_after.expr, tile_type.dtype, shape, out, hint)
             return self._bind_temp(out, hint, tile_type, ir.Call("select", (mask, ir.Var(loaded), fill.expr)))
         name = self.fresh(hint)
-        self.temps.add(name)
         out.append(ir.Let(name, ir.LoadedType(tile_type), load, self.line))
+        if token:
+            out.append(ir.Assign(token.name, ir.Var(f"_{name}_token"), self.line))
+        else:
+            self.temps.add(name)
         return Val("tile", tile_type, ir.Var(name))
+
+    def _pointer_token(self, array: ir.ArrayParam) -> ir.Var | None:
+        """The token that orders the gathers and scatters of an array the kernel both reads and
+        writes through pointers, in program order, as cuTile Python's token order does: without it
+        a gather may run before the scatter it must see (moe_align's per-expert counts, read,
+        incremented and written back in a loop). None for an array only read or only written."""
+        if not (self.uses[array.name].loads and self.uses[array.name].stores):
+            return None
+        name = f"{rust_name(array.name)}_token"
+        if name not in self.pointer_tokens:
+            self.pointer_tokens.add(name)
+            self.partition_lets.append(ir.Let(name, ir.ScalarType("Token"), ir.Call("new_token_unordered"),
+                                              self.line, mutable=True))
+        return ir.Var(name)
 
     def _ct_scatter(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
@@ -500,11 +521,15 @@ class ArrayAccess:
         why = (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
                else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
                     f"`{array.name}`")
+        token = self._pointer_token(array)
         store = ir.Unsafe(ir.Call("store_ptr_tko", (
             ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
-            ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Lit("None"),
+            ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
             self._latency(node, args.get("latency"), out))),
             reason=why + ", and blocks write disjoint elements, which cuTile Python leaves to the kernel too")
+        if token:
+            out.append(ir.Assign(token.name, store, self.line))
+            return Val("tile", None, None)
         return Val("tile", None, store)
 
     def _as_array_dtype(self, tile: Val, array: ir.ArrayParam, out: list[ir.Stmt]) -> Val:
