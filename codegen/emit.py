@@ -253,8 +253,8 @@ def _launcher(kernel: ir.KernelIR) -> dict:
         message = json.dumps(f"kernel `{k}`: {why}")
         checks.append(f"if !({rust_expr(cond)}) {{ return Err(tilebridge_runtime::error::argument({message})); }}")
     classes = []
+    listed = {p.name for p in kernel.arrays if p.listed}  # a list stands in for its class by its first item
     for c in kernel.dtype_classes:
-        listed = {p.name for p in kernel.arrays if p.listed}
         members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
         allowed = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
