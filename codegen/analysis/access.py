@@ -121,11 +121,9 @@ class ArrayAccess:
     def _partition(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
                    order: tuple[int, ...] | None = None, out: list[ir.Stmt] | None = None) -> ir.Expr:
         key = (array.name, shape, padding, order)
-        if array.name in self.items:
-            # A list item's view lives in the loop that makes it: its partitions are made where used.
-            assert out is not None
-            self.partitions.pop(key, None)
-        if key not in self.partitions:
+        # A list item's view lives in the loop that makes it: its partitions are made where used.
+        local = array.name in self.items
+        if local or key not in self.partitions:
             name = self.fresh(f"{rust_name(array.name)}_part")
             source = ir.Var(rust_name(array.name))
             if order is not None:
@@ -141,8 +139,10 @@ class ArrayAccess:
                 )
                 self.unsafe_reasons.append(f"load from '{array.name}' padded with {padding.split('::')[1]} "
                                            "(cutile's safe partition pads with zero only)")
-            (out if array.name in self.items else self.partition_lets).append(
-                ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, self.line))
+            if local:
+                out.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, self.line))
+                return ir.Var(name)
+            self.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, self.line))
             self.partitions[key] = name
         return ir.Var(self.partitions[key])
 

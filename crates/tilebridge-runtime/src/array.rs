@@ -288,6 +288,15 @@ impl Array {
         self.owner.clone_ref(py)
     }
 
+    /// The stride of the last dimension where it is not 1 and matters (that dimension has more
+    /// than one element): the kernel then cannot address the array as contiguous rows.
+    pub fn last_stride_not_one(&self) -> Option<i32> {
+        match (self.shape.last(), self.strides.last()) {
+            (Some(&n), Some(&s)) if n > 1 && s != 1 => Some(s),
+            _ => None,
+        }
+    }
+
     pub fn rank(&self) -> usize {
         self.shape.len()
     }

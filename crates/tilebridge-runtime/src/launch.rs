@@ -127,18 +127,19 @@ impl<'py> Launch<'py> {
         name: &'static str,
         rank: usize,
     ) -> PyResult<Array> {
-        let array = Array::from_py(obj, name)?;
-        if array.readonly {
+        self.admit(Array::from_py(obj, name)?, rank, true)
+    }
+
+    /// Checks an array against its parameter: writable if written, its rank, its device, and no
+    /// overlap with another argument where either is written.
+    pub(crate) fn admit(&mut self, array: Array, rank: usize, write: bool) -> PyResult<Array> {
+        let name = &array.name;
+        if write && array.readonly {
             return Err(argument(format!(
                 "argument '{name}' is read-only, but kernel `{}` writes it",
                 self.kernel
             )));
         }
-        self.admit(array, rank, true)
-    }
-
-    pub(crate) fn admit(&mut self, array: Array, rank: usize, write: bool) -> PyResult<Array> {
-        let name = &array.name;
         if array.rank() != rank {
             return Err(argument(format!(
                 "argument '{name}' of kernel `{}` must have rank {rank}, got shape {:?}",
@@ -252,12 +253,13 @@ impl<'py> Launch<'py> {
     /// arguments, all but the last, which the translation fixes at 1 as cuTile Python's
     /// specialization for contiguous rows does.
     pub fn check_unit_stride(&self, a: &Array, name: &str) -> PyResult<()> {
-        match (a.shape.last(), a.strides.last()) {
-            (Some(&n), Some(&s)) if n > 1 && s != 1 => Err(argument(format!(
-                "argument '{name}' of kernel `{}` has stride {s} in its last dimension; this kernel gathers                  or scatters it and needs that dimension contiguous: pass a contiguous copy (.contiguous())",
+        match a.last_stride_not_one() {
+            Some(s) => Err(argument(format!(
+                "argument '{name}' of kernel `{}` has stride {s} in its last dimension; this kernel gathers \
+                 or scatters it and needs that dimension contiguous: pass a contiguous copy (.contiguous())",
                 self.kernel
             ))),
-            _ => Ok(()),
+            None => Ok(()),
         }
     }
 

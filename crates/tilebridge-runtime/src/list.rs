@@ -110,14 +110,7 @@ impl<'py> Launch<'py> {
         }
         let mut items: Vec<Array> = Vec::with_capacity(objects.len());
         for (i, item) in objects.iter().enumerate() {
-            let array = Array::from_py(item, format!("{name}[{i}]"))?;
-            if write && array.readonly {
-                return Err(argument(format!(
-                    "argument '{}' is read-only, but kernel `{kernel}` writes it",
-                    array.name
-                )));
-            }
-            let array = self.admit(array, rank, write)?;
+            let array = self.admit(Array::from_py(item, format!("{name}[{i}]"))?, rank, write)?;
             if let Some(first) = items.first() {
                 if array.elem != first.elem {
                     return Err(argument(format!(
@@ -129,13 +122,11 @@ impl<'py> Launch<'py> {
                     )));
                 }
             }
-            if matches!((array.shape.last(), array.strides.last()), (Some(&n), Some(&s)) if n > 1 && s != 1)
-            {
+            if let Some(s) = array.last_stride_not_one() {
                 return Err(argument(format!(
-                    "argument '{}' of kernel `{kernel}` has stride {} in its last dimension; the arrays \
+                    "argument '{}' of kernel `{kernel}` has stride {s} in its last dimension; the arrays \
                      of a list need contiguous rows: pass contiguous copies (.contiguous())",
-                    array.name,
-                    array.strides[rank - 1]
+                    array.name
                 )));
             }
             items.push(array);
