@@ -8,16 +8,21 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cutile::compile_api::KernelCompiler;
 use cutile::cutile_compiler::ast::Module;
+use cutile::cutile_compiler::specialization::{compute_spec, DivHint, SpecializationBits};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::error::{error, panic_message, Kind};
 use crate::launch::{compile_options, Hints};
 
+/// An array argument as a launch sees it: `(parameter, shape, strides, base address)`.
+pub type ArraySpec = (String, Vec<i64>, Vec<i64>, u64);
+
 /// Compiles `module::function` (one of `kernels`) with `generics` (in declaration order)
 /// and the given static stride patterns (`-1` for a dynamic stride) for `target`
-/// (e.g. `sm_90`), with launch-time `hints` applied as a launch applies them. Returns the
-/// Tile IR text and its bytecode.
+/// (e.g. `sm_90`), with launch-time `hints` applied as a launch applies them. `arrays` and
+/// `scalars` (integer parameters' values) give the divisibility a launch with those
+/// arguments specializes on. Returns the Tile IR text and its bytecode.
 #[allow(clippy::too_many_arguments)]
 pub fn compile_only<'py>(
     py: Python<'py>,
@@ -29,12 +34,25 @@ pub fn compile_only<'py>(
     strides: Vec<(String, Vec<i32>)>,
     target: &str,
     hints: Option<Hints>,
+    arrays: Vec<ArraySpec>,
+    scalars: Vec<(String, i64)>,
 ) -> PyResult<(String, Bound<'py, PyBytes>)> {
     if !kernels.contains(&function) {
         return Err(crate::error::argument(format!(
             "no kernel `{function}` in this extension; it has {kernels:?}"
         )));
     }
+    let specs = arrays
+        .iter()
+        .map(|(name, shape, strides, base)| {
+            Ok((name.as_str(), array_spec(name, shape, strides, *base)?))
+        })
+        .collect::<PyResult<Vec<(&str, SpecializationBits)>>>()?;
+    // As cutile's launcher computes them: from the value taken as i32.
+    let scalar_hints: Vec<(&str, DivHint)> = scalars
+        .iter()
+        .map(|(name, value)| (name.as_str(), DivHint::from_value(*value as i32)))
+        .collect();
     // cutile's front end panics on some input it does not take (e.g. a form of a generic it
     // cannot parse): that is a compile error of this kernel, not a crash of the caller.
     let compiled = py.detach(|| {
@@ -46,6 +64,8 @@ pub fn compile_only<'py>(
             let mut compiler = KernelCompiler::new(module_ast, module, function)
                 .generics(generics)
                 .strides(&strides)
+                .spec_args(&specs)
+                .scalar_hints(&scalar_hints)
                 .target(target);
             if let Some(options) = compile_options(hints) {
                 compiler = compiler.options(options);
@@ -67,4 +87,30 @@ pub fn compile_only<'py>(
     let (ir, bytecode) =
         result.map_err(|e| error(Kind::Compile, format!("{module}::{function}: {e}")))?;
     Ok((ir, PyBytes::new(py, &bytecode)))
+}
+
+/// The specialization a launch computes for an array of this shape, strides and base address.
+fn array_spec(
+    name: &str,
+    shape: &[i64],
+    strides: &[i64],
+    base: u64,
+) -> PyResult<SpecializationBits> {
+    let narrow = |values: &[i64]| -> PyResult<Vec<i32>> {
+        values
+            .iter()
+            .map(|&v| i32::try_from(v))
+            .collect::<Result<_, _>>()
+            .map_err(|_| {
+                crate::error::argument(format!("array `{name}`: {values:?} does not fit in i32"))
+            })
+    };
+    if shape.len() != strides.len() {
+        return Err(crate::error::argument(format!(
+            "array `{name}`: {} extents but {} strides",
+            shape.len(),
+            strides.len()
+        )));
+    }
+    Ok(compute_spec(base, &narrow(shape)?, &narrow(strides)?, 0))
 }
