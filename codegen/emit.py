@@ -98,6 +98,8 @@ def rust_expr(e: ir.Expr, parent_prec: int = 0, right: bool = False) -> str:
         return f"&{rust_expr(e.expr, _POSTFIX)}"
     if isinstance(e, ir.Unsafe):
         return f"unsafe {{ {rust_expr(e.expr)} }}"
+    if isinstance(e, ir.TypeConst):
+        return f"{e.dtype}::{e.name}"
     raise TypeError(e)
 
 
@@ -423,13 +425,15 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
     launchers = [_launcher(k) for k in kernels]
     checks = " ".join(line for l in launchers for line in l["checks"])
     launch_imports = [f for f in ("check_positive", "check_tile_dim") if f"{f}(" in checks] + ["guard"]
+    entries = [_entry(k) for k in kernels]
     ctx = {
         "module": module,
         "source": source,
+        "padded_gather": any("load_ptr_tko_padded(" in line for e in entries for line in e["body"]),
         "cutile_version": CUTILE_VERSION,
         "pyo3_version": PYO3_VERSION,
         "runtime_path": runtime_path.as_posix(),
-        "entries": [_entry(k) for k in kernels],
+        "entries": entries,
         "launchers": launchers,
         "launch_imports": ", ".join(launch_imports),
         "kernel_names": [k.name for k in kernels],

@@ -144,7 +144,13 @@ class Unsafe:
     reason: str  # the SAFETY comment
 
 
-Expr = Union[Lit, Var, Shape, Call, Method, Field, Binary, Index, Subscript, If, Ref, Unsafe]
+@dataclass(frozen=True)
+class TypeConst:
+    dtype: str  # a dtype, or an array's dtype class (`$x`), resolved to its Rust type
+    name: str  # a constant of cutile's ElementType (`ZERO`)
+
+
+Expr = Union[Lit, Var, Shape, Call, Method, Field, Binary, Index, Subscript, If, Ref, Unsafe, TypeConst]
 
 
 # ---- statements --------------------------------------------------------------------------

@@ -284,3 +284,26 @@ def test_codegen_matches_cutile_python_lowering(tmp_path):
     strided = code[code.index("fn strided"):]
     assert "while i_next < ceil_div(N, TILE)" in strided and "for i in" not in strided
     assert "i_next = i_next + BLOCKS;" in strided
+
+
+def test_gathers_lower_as_cuda_tile_python_does(tmp_path):
+    """An index array stated int32 is used as it is (no f64 round trip that hides its divisibility
+    from tileiras); bounds are one unsigned comparison; a zero padding is a constant of the
+    gather's shape, through the module's own `load_ptr_tko_padded` (never a select after the load)."""
+    (tmp_path / "rows.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\n"
+        "def rows(a, ids, y, STRIDE: ct.Constant[int], TM: ct.Constant[int], TK: ct.Constant[int]):\n"
+        "    r = ct.gather(ids, ct.bid(0) * TM + ct.arange(TM, dtype=ct.int32))\n"
+        "    offsets = (r // 2)[:, None] * STRIDE + ct.arange(TK, dtype=ct.int32)[None, :]\n"
+        "    t = ct.gather(a, offsets, padding_value=0)\n"
+        "    ct.store(y, index=(ct.bid(0), 0), tile=t)\n")
+    pinned = tb.translate(tmp_path / "rows.py", runtime_path=RUNTIME_CRATE, dtypes={"ids": ["int32"]})
+    rust = pinned.files["src/tile_kernels.rs"]
+    body = rust[rust.index("fn rows"):]
+    assert "f64" not in body and "select(" not in body
+    assert "pub unsafe fn load_ptr_tko_padded<" in rust and "load_ptr_tko_padded(" in body
+    assert "constant(E0::ZERO, const_shape![TM, TK])" in body
+    assert "lt_tile(a_index_bits, a_extent_bits)" in body and "ge_tile" not in body
+    # ids of either integer type: through f64, exact (cutile converts no integer to another)
+    either = tb.translate(tmp_path / "rows.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    assert "Tile<f64," in either[either.index("fn rows"):]

@@ -78,6 +78,7 @@ class Translator(ArrayAccess, TileOps):
         self.union = _DTypeUnion()
         self.partitions: dict[tuple, str] = {}
         self.partition_lets: list[ir.Let] = []
+        self.tile_grids: dict[tuple, ir.Var] = {}  # (array, axis, tile extent) -> its partition's tile count
         # (array, tile shape) -> padding (None: as stores make it) -> mutable view variable
         self.mutable_views: dict[tuple, dict[str | None, str]] = {}
         self.used_names: set[str] = {n.id for n in ast.walk(src.func) if isinstance(n, ast.Name)}
@@ -102,6 +103,7 @@ class Translator(ArrayAccess, TileOps):
         self.sites: dict[tuple[str, str], set[tuple]] = {}
         self.site_steps: dict[tuple[str, str], set[int]] = {}  # loops that move every access's index
         self.scalar_defs: dict[str, ir.Expr] = {}  # a scalar `let` (not loop-carried) -> its value
+        self.temp_defs: dict[str, ir.Expr] = {}  # a temporary -> its value (bound once, never reassigned)
         # What a branch knows of ct.Constant values: conditions on them (-> bool), and values
         # (`ir.Var` of the constant -> int) where a condition says `N == 1` or `N != 1` is false.
         self.facts: dict[ir.Expr, bool | int] = {}
@@ -387,25 +389,43 @@ class Translator(ArrayAccess, TileOps):
             # Always numbered: cutile's kernel compiler resolves an unannotated `E` in its own generic
             # signatures (e.g. `broadcast_scalar<E, S>`) to a kernel type parameter of that name.
             rust = f"E{i}"
-            allowed: list[str] | None = None
-            for m in members:
-                if m in self.user_dtypes:
-                    stated = [_cutile_dtype(d) for d in self.user_dtypes[m]]
-                    allowed = stated if allowed is None else [d for d in allowed if d in stated]
-            if allowed == []:
-                raise TranslationError(f"{self.src.display_file}: the dtypes stated for {', '.join(members)} "
-                                       "have nothing in common, but the kernel ties these arrays together")
-            defaults = INDEX_DTYPES if self.int_arrays & set(members) else DEFAULT_DTYPES
-            stored = set().union(*(self.stored_dtypes.get(m, set()) for m in members))
-            if stored:
-                allowed = [d for d in (allowed or defaults) if d in stored]
-                if not allowed:
-                    raise TranslationError(f"{self.src.display_file}: {', '.join(members)} receive "
-                                           f"{' and '.join(sorted(stored))} tiles, which no dtype they may have "
-                                           "takes without a narrowing cast")
-            classes.append(ir.DTypeClass(rust, members, list(defaults) if allowed is None else allowed))
+            classes.append(ir.DTypeClass(rust, members, self._allowed_dtypes(members)))
             names.update({f"${m}": rust for m in members})
         return classes, _Resolver(names, self.union)
+
+    def _allowed_dtypes(self, members: list[str]) -> list[str]:
+        """The dtypes the launcher takes for arrays the kernel ties together: those stated for
+        them, narrowed to what is stored into them, else the defaults for values or indices."""
+        allowed: list[str] | None = None
+        for m in members:
+            if m in self.user_dtypes:
+                stated = [_cutile_dtype(d) for d in self.user_dtypes[m]]
+                allowed = stated if allowed is None else [d for d in allowed if d in stated]
+        if allowed == []:
+            raise TranslationError(f"{self.src.display_file}: the dtypes stated for {', '.join(members)} "
+                                   "have nothing in common, but the kernel ties these arrays together")
+        defaults = INDEX_DTYPES if self.int_arrays & set(members) else DEFAULT_DTYPES
+        stored = set().union(*(self.stored_dtypes.get(m, set()) for m in members))
+        if stored:
+            allowed = [d for d in (allowed or defaults) if d in stored]
+            if not allowed:
+                raise TranslationError(f"{self.src.display_file}: {', '.join(members)} receive "
+                                       f"{' and '.join(sorted(stored))} tiles, which no dtype they may have "
+                                       "takes without a narrowing cast")
+        return list(defaults) if allowed is None else allowed
+
+    def _pinned(self, dtype: str) -> str | None:
+        """The one dtype `dtype` can be at launch (itself, if concrete), or None. Arrays tied to it
+        later in the kernel can only narrow what is allowed, so an answer here stays true."""
+        root = self.union.find(dtype)
+        if not root.startswith("$"):
+            return root
+        members = [a for a in self.arrays if self.union.find(f"${a}") == root]
+        try:
+            allowed = self._allowed_dtypes(members) if members else []
+        except TranslationError:
+            return None  # reported where the classes are made
+        return allowed[0] if len(allowed) == 1 else None
 
     @property
     def depth(self) -> int:
@@ -944,13 +964,14 @@ class Translator(ArrayAccess, TileOps):
     def _compile_time(self, expr: ir.Expr, depth: int = 0) -> bool:
         """Whether cutile knows `expr` when it compiles: literals and ct.Constant values, through
         arithmetic, ct.cdiv/min/max and the scalar names bound to them."""
-        if isinstance(expr, ir.Var) and expr.name in self.scalar_defs and depth < 8:
-            return self._compile_time(self.scalar_defs[expr.name], depth + 1)
-        if isinstance(expr, ir.Call) and expr.func in ("ceil_div", "min", "max"):
+        if isinstance(expr, ir.Var) and depth < 24 and (expr.name in self.scalar_defs or expr.name in self.temp_defs):
+            return self._compile_time(self.scalar_defs.get(expr.name, self.temp_defs.get(expr.name)), depth + 1)
+        if isinstance(expr, ir.Call) and expr.func in ("ceil_div", "min", "max", "divi", "scalar_to_tile",
+                                                       "tile_to_scalar", "convert_scalar"):
             return all(self._compile_time(a, depth + 1) for a in expr.args)
         if isinstance(expr, ir.Binary):
             return self._compile_time(expr.lhs, depth + 1) and self._compile_time(expr.rhs, depth + 1)
-        if isinstance(expr, ir.If):  # Python's floor correction of `//` and `%`
+        if isinstance(expr, ir.If):
             return all(self._compile_time(e, depth + 1) for e in (expr.cond, expr.then, expr.other))
         return self._on_constants(expr)
 
@@ -1249,6 +1270,7 @@ class Translator(ArrayAccess, TileOps):
     def _bind_temp(self, out: list[ir.Stmt], hint: str, type_: ir.Type, value: ir.Expr) -> Val:
         name = self.fresh(hint)
         self.temps.add(name)
+        self.temp_defs[name] = value
         out.append(ir.Let(name, type_, value, self.line))
         return Val("tile" if isinstance(type_, ir.TileType) else "scalar", type_, ir.Var(name))
 
@@ -1266,6 +1288,10 @@ class Translator(ArrayAccess, TileOps):
         if self.union.find(dtype) in ("i32", "i64"):
             self._integer(val.dtype)  # an array's values taken as integers
         if self._int_tile(val.dtype) and self._int_tile(dtype):
+            if self._pinned(val.dtype) is not None and self._pinned(val.dtype) == self._pinned(dtype):
+                # One integer type at every launch (e.g. an index array stated int32): convert_tile is
+                # the identity, and tileiras keeps what it knows of the value (its divisibility).
+                return self._bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
             # cutile 0.5.0 converts no integer to another integer type (its convert_tile does identity
             # and int <-> float only), and an index array's is i32 or i64 as launched: through f64,
             # exact below 2**53.
@@ -1431,16 +1457,19 @@ class Translator(ArrayAccess, TileOps):
         return v
 
     def _floor_correction(self, quotient: Val, hint: str, out: list[ir.Stmt]) -> Val:
-        """cutile's integer `/` truncates; Python's `//` floors: one less where the signs differ
-        and the division is inexact."""
+        """cutile's integer `/` truncates; Python's `//` floors. Tile IR's `divi` rounds toward
+        negative infinity itself, as cuTile Python emits it: one operation and no branches, which
+        would otherwise stand in every trip of a persistent loop's tile-index arithmetic."""
         assert isinstance(quotient.expr, ir.Binary)
-        a, b, dt = quotient.expr.lhs, quotient.expr.rhs, quotient.dtype
-        q = self._bind_temp(out, f"{hint}_quot", ir.ScalarType(dt), quotient.expr)
-        zero = ir.Lit(f"0{dt}")
-        inexact_and_negative = ir.Binary("&&", ir.Binary("!=", ir.Binary("%", a, b), zero),
-                                         ir.Binary("!=", ir.Binary("<", a, zero), ir.Binary("<", b, zero)))
-        return self._bind_temp(out, f"{hint}_floor", ir.ScalarType(dt),
-                               ir.If(inexact_and_negative, ir.Binary("-", q.expr, ir.Lit(f"1{dt}")), q.expr))
+        return self._floor_quotient(quotient.expr.lhs, quotient.expr.rhs, quotient.dtype, hint, out)
+
+    def _floor_quotient(self, a: ir.Expr, b: ir.Expr, dt: str, hint: str, out: list[ir.Stmt]) -> Val:
+        """`a // b` of two integer scalars, floored, through 0-d tiles (cutile's `divi`)."""
+        ta, tb = (self._bind_temp(out, f"{hint}_{what}", ir.TileType(dt, ()), ir.Call("scalar_to_tile", (v,))).expr
+                  for v, what in ((a, "dividend"), (b, "divisor")))
+        floor = self._bind_temp(out, f"{hint}_floor", ir.TileType(dt, ()),
+                                ir.Call("divi", (ta, tb, ir.Lit("rounding::NegativeInf"))))
+        return self._scalar_of(floor, out, hint)
 
     def _require_positive(self, divisor: Val, scalar: bool = False) -> None:
         """A ct.Constant divisor is checked positive at launch, which makes quotients and
@@ -1482,18 +1511,12 @@ class Translator(ArrayAccess, TileOps):
         if self._nonneg(lhs) and self._nonneg(rhs) and not (rhs.kind == "const" and rhs.py == 0):
             rem.nonneg = True
             return rem  # C's remainder equals Python's for non-negative operands
-        # Python's % takes the sign of the divisor: r + b where r != 0 and sign(r) != sign(b).
-        dt = rem.dtype
-        r = self._bind_temp(out, f"{hint}_rem", ir.ScalarType(dt), rem.expr)
-        divisor = rem.expr.rhs
-        zero = ir.Lit(f"0{dt}")
-        if self._nonneg(rhs):  # a positive divisor: only a negative remainder needs the divisor added
-            wrong_sign: ir.Expr = ir.Binary("<", r.expr, zero)
-        else:
-            wrong_sign = ir.Binary("&&", ir.Binary("!=", r.expr, zero),
-                                   ir.Binary("!=", ir.Binary("<", r.expr, zero), ir.Binary("<", divisor, zero)))
-        return self._bind_temp(out, f"{hint}_mod", ir.ScalarType(dt),
-                               ir.If(wrong_sign, ir.Binary("+", r.expr, divisor), r.expr))
+        # Python's % takes the sign of the divisor: a - (a // b) * b, with the floored quotient,
+        # branch-free (a runtime `if` in Rust is a Tile IR `if` region).
+        dividend, divisor = rem.expr.lhs, rem.expr.rhs
+        quotient = self._floor_quotient(dividend, divisor, rem.dtype, f"{hint}_quot", out)
+        return self._bind_temp(out, f"{hint}_mod", ir.ScalarType(rem.dtype),
+                               ir.Binary("-", dividend, ir.Binary("*", quotient.expr, divisor)))
 
     def _scalar_binop(self, node: ast.expr, op: str, lhs: Val, rhs: Val) -> Val:
         for v in (lhs, rhs):

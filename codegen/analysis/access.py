@@ -321,17 +321,15 @@ class ArrayAccess:
     def _unchecked_store(self, node: ast.Call, array: ir.ArrayParam, index: list[Val], tile: Val, reason: str,
                          out: list[ir.Stmt], hints: tuple[ir.Expr, ir.Expr] | None = None) -> Val:
         """A store cutile cannot prove disjoint across blocks: through a mutable partition of the
-        whole tensor, each store still bounds-checked, disjointness left to the kernel as in
-        cuTile Python."""
+        whole tensor, disjointness left to the kernel as in cuTile Python. A tile index outside the
+        partition's grid (undefined in cuTile Python) stores nothing: the store sits under a test
+        of its index rather than cutile's checked `store`, whose trap in every trip of a persistent
+        loop costs tileiras its software pipeline (1.8x on TileGym's persistent matmul)."""
         self._check_unchecked_output(node, array)
         array.written = True
         part = self._mutable_view(array, tile.shape, None, reason, out)
         idx = ir.Index(tuple(self._i32(i, node) for i in index))
-        if hints is None:
-            return Val("tile", None, ir.Method(part, "store", (tile.expr, idx)))
-        # The same bounds check `store` makes, then the raw store with the hints.
-        out.append(ir.Do(ir.Call("check_partition_access_mut", (ir.Ref(part), idx)), self.line))
-        latency, tma = hints
+        latency, tma = hints if hints is not None else (ir.Lit("None"), ir.Lit("tma::Enabled"))
 
         def raw_store(tma_mode: ir.Expr) -> ir.Expr:
             return ir.Call("store_view_tko_mut", (ir.Lit(f"&mut {part.name}"), tile.expr, idx, ir.Lit("ordering::Weak"),
@@ -339,9 +337,36 @@ class ArrayAccess:
 
         store = raw_store(tma) if isinstance(tma, ir.Lit) else ir.If(
             tma, raw_store(ir.Lit("tma::Enabled")), raw_store(ir.Lit("tma::Disabled")))
-        return Val("tile", None, ir.Unsafe(store,
-            reason=f"the index was bounds-checked just above; blocks store disjoint tiles of `{array.name}`, "
-                   "as cuTile Python requires"))
+        store = ir.Unsafe(store, reason=f"the tile index lies inside the grid of `{array.name}`'s partition, tested "
+                                        f"just above; blocks store disjoint tiles of it, as cuTile Python requires")
+        out.append(ir.IfElse(self._inside_grid(array, tile.shape, index, idx, out), [ir.Do(store, self.line)], [],
+                             self.line))
+        return Val("tile", None, None)
+
+    def _inside_grid(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], index: list[Val], idx: ir.Index,
+                     out: list[ir.Stmt]) -> ir.Expr:
+        """Whether the tile index `idx` lies inside the grid of `array`'s partition in tiles of
+        `shape`: the test cutile's checked store makes, without its trap."""
+        x = rust_name(array.name)
+        cond: ir.Expr | None = None
+        for axis, (item, i, d) in enumerate(zip(index, idx.items, shape)):
+            key = (array.name, axis, d)
+            extent = self.tile_grids.get(key)
+            if extent is None:
+                tiles = ir.Call("ceil_div", (ir.Subscript(ir.Method(ir.Var(x), "shape"), axis),
+                                             ir.Lit(f"{d}i32") if isinstance(d, int) else ir.Var(d)))
+                listed = array.name in self.items  # a list item's view is made where it is used
+                extent = ir.Var(self.fresh(f"{x}_tiles_{axis}"))
+                (out if listed else self.partition_lets).append(
+                    ir.Let(extent.name, ir.ScalarType("i32"), tiles, self.line))
+                if not listed:
+                    self.tile_grids[key] = extent
+            test: ir.Expr = ir.Binary("<", i, extent)
+            if not self._nonneg(item):
+                test = ir.Binary("&&", ir.Binary(">=", i, ir.Lit("0i32")), test)
+            cond = test if cond is None else ir.Binary("&&", cond, test)
+        assert cond is not None
+        return cond
 
     def _mutable_view(self, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
                       reason: str, out: list[ir.Stmt] | None = None) -> ir.Var:
@@ -446,38 +471,23 @@ class ArrayAccess:
                 lifted := self._lifted_gather(node, args, array, pad, out, hint)):
             return lifted
         shape, ptrs, mask = self._pointers(node, array, args, write=False, out=out, hint=hint)
-        padding = None
-        if mask is not None:
-            given = pad.expr if pad.kind == "scalar" else float_literal(float(pad.py))
-            if pad.kind == "scalar" and self._int_tile(pad.dtype) and self._int_tile(f"${array.name}"):
-                # no integer-to-integer conversion in cutile 0.5.0 (see `_convert`): through f64
-                given = self._bind_temp(out, f"{rust_name(array.name)}_padding", ir.ScalarType("f64"),
-                                        ir.Call("convert_scalar", (given,))).expr
-            padding = self._bind_temp(out, f"{rust_name(array.name)}_padding", ir.ScalarType(f"${array.name}"),
-                                      ir.Call("convert_scalar", (given,)))
-        # cutile 0.5.0 broadcasts a scalar padding from rank 1, which Tile IR rejects for a result of
-        # higher rank: there, the masked-off lanes get the padding by a select after the load.
-        padding_after = padding if padding is not None and len(shape) > 1 else None
+        padding = self._gather_padding(pad, array, shape, out) if mask is not None else None
         self.unsafe_reasons.append(f"gathers from '{array.name}' through pointers")
         why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
                "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
         token = self._pointer_token(array)
-        load = ir.Unsafe(ir.Call("load_ptr_tko", (
+        # A padding of the result's shape goes through `load_ptr_tko_padded`, which the kernel module
+        # declares (templates/kernels.rs.j2): cutile 0.5.0 broadcasts a scalar padding from rank 1,
+        # which Tile IR rejects above rank 1.
+        load = ir.Unsafe(ir.Call("load_ptr_tko_padded" if padding is not None and shape else "load_ptr_tko", (
             ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
-            ir.Lit("None"), ir.Call("Some", (padding.expr,)) if padding is not None and padding_after is None else
-            ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
+            ir.Lit("None"), ir.Call("Some", (padding,)) if padding is not None else ir.Lit("None"),
+            ir.Call("Some", (token,)) if token else ir.Lit("None"),
             self._latency(node, args.get("latency"), out))),
             reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
                                                "requires" if self.read_and_written(array) else
                                                "; it is only read in this kernel"))
         tile_type = ir.TileType(f"${array.name}", shape)
-        if padding_after is not None:
-            loaded = self.fresh(hint)
-            out.append(ir.Let(loaded, ir.LoadedType(tile_type), load, self.line))
-            if token:
-                out.append(ir.Assign(token.name, ir.Var(f"_{loaded}_token"), self.line))
-            fill = self._scalar_tile(padding_after.expr, tile_type.dtype, shape, out, hint)
-            return self._bind_temp(out, hint, tile_type, ir.Call("select", (mask, ir.Var(loaded), fill.expr)))
         name = self.fresh(hint)
         out.append(ir.Let(name, ir.LoadedType(tile_type), load, self.line))
         if token:
@@ -485,6 +495,26 @@ class ArrayAccess:
         else:
             self.temps.add(name)
         return Val("tile", tile_type, ir.Var(name))
+
+    def _gather_padding(self, pad: Val, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr:
+        """What a masked-off lane of a gather reads: a scalar for a 0-d gather, else a tile of its
+        shape. Zero is a Tile IR constant (`E::ZERO`, the one constant cutile's ElementType names),
+        as cuTile Python makes it: tileiras turns a masked load padded with a constant zero into
+        zero-filling async copies, but selects lane by lane where the padding is a converted value."""
+        x = rust_name(array.name)
+        if pad.kind == "const" and pad.py == 0 and shape:
+            return self._bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape), ir.Call(
+                "constant", (ir.TypeConst(f"${array.name}", "ZERO"), ir.Shape(shape)))).expr
+        given = pad.expr if pad.kind == "scalar" else float_literal(float(pad.py))
+        if pad.kind == "scalar" and self._int_tile(pad.dtype) and self._int_tile(f"${array.name}"):
+            # no integer-to-integer conversion in cutile 0.5.0 (see `_convert`): through f64
+            given = self._bind_temp(out, f"{x}_padding", ir.ScalarType("f64"), ir.Call("convert_scalar", (given,))).expr
+        scalar = self._bind_temp(out, f"{x}_padding", ir.ScalarType(f"${array.name}"),
+                                 ir.Call("convert_scalar", (given,)))
+        if not shape:
+            return scalar.expr
+        return self._bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape),
+                               ir.Call("broadcast_scalar", (scalar.expr, ir.Shape(shape)))).expr
 
     def _pointer_token(self, array: ir.ArrayParam) -> ir.Var | None:
         """The token that orders the gathers and scatters of an array the kernel both reads and
@@ -603,12 +633,15 @@ class ArrayAccess:
                 extent = self._splat(Val("scalar", ir.ScalarType("i32"),
                                          ir.Subscript(ir.Method(ir.Var(x), "shape"), axis)), "i32", shape, out,
                                      f"{x}_extent", node)
-                inside = Val("tile", ir.TileType("bool", shape), ir.Call("lt_tile", (lane.expr, extent.expr)))
-                if not self._nonneg(item):
-                    zero = self._splat(Val("const", py=0), "i32", shape, out, "zero", node)
-                    zero = self._bind_temp(out, "zero", ir.TileType("i32", shape), zero.expr)
-                    inside = Val("tile", inside.type, ir.Binary(
-                        "&", ir.Call("ge_tile", (lane.expr, zero.expr)), inside.expr))
+                if self._nonneg(item):
+                    inside = Val("tile", ir.TileType("bool", shape), ir.Call("lt_tile", (lane.expr, extent.expr)))
+                else:
+                    # 0 <= i < n as one unsigned comparison (a negative index wraps past n), as cuTile
+                    # Python writes it: two predicates per lane keep tileiras from vectorizing the access.
+                    unsigned = [self._bind_temp(out, f"{x}_{what}_bits", ir.TileType("u32", shape), ir.Call(
+                        "bitcast", (self._named(v, out, f"{x}_{what}").expr,))).expr
+                        for v, what in ((lane, "index"), (extent, "extent"))]
+                    inside = Val("tile", ir.TileType("bool", shape), ir.Call("lt_tile", tuple(unsigned)))
                 mask = inside if mask is None else Val("tile", inside.type, ir.Binary("&", mask.expr, inside.expr))
         if mask is not None and check.kind == "scalar":
             # check_bounds decided at run time (e.g. `TILE != N`, which cutile folds): lanes are

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, fields, is_dataclass, replace
+from typing import Any, get_args
 
 from .. import ir
 
@@ -237,9 +237,23 @@ def _resolve_type(t: ir.Type | None, names: dict[str, str]) -> ir.Type | None:
     return t
 
 
+def _resolve_expr(e: Any, names: dict[str, str]) -> Any:
+    """`e` with the dtype classes its type constants name resolved to Rust types."""
+    if isinstance(e, ir.TypeConst):
+        return replace(e, dtype=names[e.dtype])
+    if isinstance(e, tuple):
+        return tuple(_resolve_expr(x, names) for x in e)
+    if is_dataclass(e) and not isinstance(e, type):
+        changed = {f.name: _resolve_expr(getattr(e, f.name), names) for f in fields(e)
+                   if isinstance(getattr(e, f.name), (tuple, *get_args(ir.Expr)))}
+        return replace(e, **changed) if changed else e
+    return e
+
+
 def _resolve_stmt(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
     if isinstance(s, ir.Let):
         s.type = _resolve_type(s.type, names)
+        s.value = _resolve_expr(s.value, names)
     elif isinstance(s, (ir.For, ir.While)):
         s.body = [_resolve_stmt(b, names) for b in s.body]
     elif isinstance(s, ir.IfElse):

@@ -16,5 +16,8 @@ CudaArray = Any
 def matmul(grid: Grid, A: CudaArray, B: CudaArray, C: CudaArray, *, TM: int, TN: int, TK: int, stream: object | None = None, sync: bool = True, hints: tuple[int | None, int | None, int | None] | None = None) -> None:
     """Launches `matmul` (matmul.py:7); see the module docstring."""
 
-def _compile_only(kernel: str, generics: list[str], strides: list[tuple[str, list[int]]], target: str = "sm_90") -> tuple[str, bytes]: ...
+def _compile_only(kernel: str, generics: list[str], strides: list[tuple[str, list[int]]], target: str = "sm_90",
+                  hints: tuple[int | None, int | None, int | None] | None = None,
+                  arrays: list[tuple[str, list[int], list[int], int]] | None = None,
+                  scalars: list[tuple[str, int]] | None = None) -> tuple[str, bytes]: ...
 def _profile() -> tuple[int, list[tuple[str, int]]]: ...

@@ -19,5 +19,8 @@ def scaled_silu(grid: Grid, x: CudaArray, y: CudaArray, alpha: float, beta: floa
 def scaled_silu_in_place(grid: Grid, x: CudaArray, alpha: float, beta: float, *, TILE: int, stream: object | None = None, sync: bool = True, hints: tuple[int | None, int | None, int | None] | None = None) -> None:
     """Launches `scaled_silu_in_place` (scaled_silu.py:23); see the module docstring."""
 
-def _compile_only(kernel: str, generics: list[str], strides: list[tuple[str, list[int]]], target: str = "sm_90") -> tuple[str, bytes]: ...
+def _compile_only(kernel: str, generics: list[str], strides: list[tuple[str, list[int]]], target: str = "sm_90",
+                  hints: tuple[int | None, int | None, int | None] | None = None,
+                  arrays: list[tuple[str, list[int], list[int], int]] | None = None,
+                  scalars: list[tuple[str, int]] | None = None) -> tuple[str, bytes]: ...
 def _profile() -> tuple[int, list[tuple[str, int]]]: ...

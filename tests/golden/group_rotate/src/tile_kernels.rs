@@ -19,12 +19,16 @@ pub mod kernels {
         // group_rotate.py:25: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // group_rotate.py:26: t = ct.load(x, index=(rotate(pid, GROUP),), shape=(TILE,)).astype(ct.float32)
-        let index_rem: i32 = (pid - 1i32) % GROUP;
-        let index_mod: i32 = if index_rem < 0i32 {
-            index_rem + GROUP
-        } else {
-            index_rem
-        };
+        let index_quot_dividend: Tile<i32, { [] }> = scalar_to_tile(pid - 1i32);
+        let index_quot_divisor: Tile<i32, { [] }> = scalar_to_tile(GROUP);
+        let index_quot_floor: Tile<i32, { [] }> = divi(
+            index_quot_dividend,
+            index_quot_divisor,
+            rounding::NegativeInf,
+        );
+        let index_quot: i32 = tile_to_scalar(index_quot_floor);
+        let index_quot_2: i32 = convert_scalar(index_quot);
+        let index_mod: i32 = pid - 1i32 - index_quot_2 * GROUP;
         let index: i32 = pid / GROUP * GROUP + index_mod;
         let t_2: Tile<E0, { [TILE] }> = load_view_tko(
             &x_part,

@@ -71,9 +71,13 @@ fn vector_add_typed<E0: Element>(
 }
 
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
-/// `hints=(occupancy, num_ctas, num_worker_warps)` as a launch takes them.
+/// `hints=(occupancy, num_ctas, num_worker_warps)` as a launch takes them. `arrays` gives
+/// `(parameter, shape, strides, base address)` of array arguments and `scalars` the values of
+/// integer scalar parameters, whose divisibility a launch specializes on: without them the
+/// kernel is compiled as for arguments divisible by nothing.
 #[pyfunction]
-#[pyo3(signature = (kernel, generics, strides, target = "sm_90", hints = None))]
+#[pyo3(signature = (kernel, generics, strides, target = "sm_90", hints = None, arrays = None, scalars = None))]
+#[allow(clippy::too_many_arguments)]
 fn _compile_only<'py>(
     py: Python<'py>,
     kernel: &str,
@@ -81,6 +85,8 @@ fn _compile_only<'py>(
     strides: Vec<(String, Vec<i32>)>,
     target: &str,
     hints: Option<tilebridge_runtime::launch::Hints>,
+    arrays: Option<Vec<tilebridge_runtime::compile::ArraySpec>>,
+    scalars: Option<Vec<(String, i64)>>,
 ) -> PyResult<(String, Bound<'py, pyo3::types::PyBytes>)> {
     tilebridge_runtime::compile::compile_only(
         py,
@@ -92,6 +98,8 @@ fn _compile_only<'py>(
         strides,
         target,
         hints,
+        arrays.unwrap_or_default(),
+        scalars.unwrap_or_default(),
     )
 }
 
