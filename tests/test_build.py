@@ -141,7 +141,7 @@ def test_python_modulo_survives_translation(examples_ext, monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ir, _ = examples_ext._compile_only("group_rotate", *SPECIALIZATIONS["group_rotate"])
     # floored as cuTile Python floors it (a % b = a - (a // b) * b), with no branch
-    assert "rounding<negative_inf>" in ir and " = if " not in ir
+    assert "rounding negative_inf" in ir and " = if " not in ir
 
 
 def test_divisor_constants_are_checked_positive(examples_ext):
@@ -221,7 +221,7 @@ def test_math_modes_compile(monkeypatch):
     ir, _ = ext._compile_only("transposed_load", ["f32", "f32", "64"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
     assert "dim_map" in ir
     ir, _ = ext._compile_only("floor_division", ["f32", "5", "256"], [("x", [1]), ("y", [1])], "sm_90")
-    assert "divi" in ir and " = if " in ir  # the truncated quotient, then Python's floor correction
+    assert "negative_inf" in ir and " = if " not in ir  # Python's floor, as Tile IR's divi rounds it
     ir, _ = ext._compile_only("load_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "latency" in ir and "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false")
     ir, _ = ext._compile_only("static_checks", ["f32", "f32", "64", "64", "256"], [("x", [1]), ("y", [1])], "sm_90")
@@ -326,8 +326,8 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
     assert "not ct.bid(0)" in meta["reversed_copy"]["unsafe_reasons"][0]
     for name, generics in (("persistent_copy", ["f32", "64", "256"]), ("reversed_copy", ["f32", "256"])):
         ir, _ = ext._compile_only(name, generics, [("x", [1]), ("y", [1])], "sm_90")
-        # under a test of the tile index, not cutile's trap (which costs a persistent loop its pipelining)
-        assert "store_view_tko" in ir and "assert" not in ir and re.search(r"\bif %", ir), ir
+        # no trap and no test of the index in the loop (each cost TileGym's persistent kernels 1.04x to 1.8x)
+        assert "store_view_tko" in ir and "assert" not in ir and not re.search(r"\bif %", ir), ir
     # an array updated in place: loaded and stored through one mutable view, so one token chain
     assert meta["add_in_place"]["unsafe_reasons"] == ["updates 'y' in place through an unchecked partition"]
     assert [p["written"] for p in meta["add_in_place"]["params"][:2]] == [False, True]
@@ -417,8 +417,8 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     assert "load_ptr_tko" in ir and "store_ptr_tko" in ir  # pointers, as cuTile Python lowers gathers
     assert "gathers from 'x' through pointers" in meta["row_gather"]["unsafe_reasons"]
     ir, _ = ext._compile_only("shifted", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
-    assert ir.count("load_ptr_tko") == 1 and "cmpi less_than" in ir  # masked to x's bounds
-    assert "unsigned" in ir and "greater_than_or_equal" not in ir  # 0 <= i < n as one comparison
+    # masked to x's bounds: one comparison per lane (bid * 3 + arange is known non-negative)
+    assert ir.count("load_ptr_tko") == 1 and "cmpi less_than" in ir and "greater_than_or_equal" not in ir
     # f32 tiles stored into `stats`: built for f32 only, as cuTile Python casts no narrower
     assert meta["hinted_store"]["dtypes"] == {"E0": ["f32", "f16", "bf16"], "E1": ["f32"]}
     ir, _ = ext._compile_only("hinted_store", ["f16", "f32", "256"], [("x", [-1, 1]), ("stats", [1])], "sm_90")

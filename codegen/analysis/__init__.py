@@ -78,7 +78,6 @@ class Translator(ArrayAccess, TileOps):
         self.union = _DTypeUnion()
         self.partitions: dict[tuple, str] = {}
         self.partition_lets: list[ir.Let] = []
-        self.tile_grids: dict[tuple, ir.Var] = {}  # (array, axis, tile extent) -> its partition's tile count
         # (array, tile shape) -> padding (None: as stores make it) -> mutable view variable
         self.mutable_views: dict[tuple, dict[str | None, str]] = {}
         self.used_names: set[str] = {n.id for n in ast.walk(src.func) if isinstance(n, ast.Name)}

@@ -69,7 +69,6 @@ pub mod kernels {
         let mut x_out_2: PartitionMut<E0, { [TILE] }> = unsafe {
             make_partition_view_mut(x, const_shape![TILE], padding::None, get_tensor_token(x))
         };
-        let x_tiles_0: i32 = ceil_div(x.shape()[0], TILE);
         // scaled_silu.py:25: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // scaled_silu.py:26: tf = ct.load(x, index=(pid,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
@@ -101,19 +100,17 @@ pub mod kernels {
             ftz::Disabled,
         );
         let x_tile_2: Tile<E0, { [TILE] }> = convert_tile(x_tile);
-        if pid < x_tiles_0 {
-            // SAFETY: the tile index lies inside the grid of `x`'s partition, tested just above; blocks store disjoint tiles of it, as cuTile Python requires.
-            unsafe {
-                store_view_tko_mut(
-                    &mut x_out_2,
-                    x_tile_2,
-                    [pid],
-                    ordering::Weak,
-                    scope::TileBlock,
-                    None,
-                    tma::Enabled,
-                )
-            };
-        }
+        // SAFETY: the kernel stores inside the grid of `x`'s partition, and blocks store disjoint tiles of it, as cuTile Python requires.
+        unsafe {
+            store_view_tko_mut(
+                &mut x_out_2,
+                x_tile_2,
+                [pid],
+                ordering::Weak,
+                scope::TileBlock,
+                None,
+                tma::Enabled,
+            )
+        };
     }
 }
