@@ -90,21 +90,21 @@ def dtype_name(obj: Any) -> str | None:
     return None
 
 
-def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.Lit:
+def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.Lit | ir.Binary:
     """A float as Rust. cutile's kernel compiler reads `f32::INFINITY` only as the value of a
     dense constant (`constant(v, shape)`); elsewhere infinities and NaN are spelled as the
-    divisions that make them, which fold to constants."""
+    divisions that make them, which fold to constants (parenthesized only where Rust needs it)."""
     if dense and value in (float("inf"), float("-inf")):
         return ir.Lit(f"{dtype}::{'NEG_' if value < 0 else ''}INFINITY")
     if value != value:
-        return ir.Lit(f"(0.0{dtype} / 0.0{dtype})")
+        return ir.Binary("/", ir.Lit(f"0.0{dtype}"), ir.Lit(f"0.0{dtype}"))
     if value in (float("inf"), float("-inf")):
-        return ir.Lit(f"({'-' if value < 0 else ''}1.0{dtype} / 0.0{dtype})")
+        return ir.Binary("/", ir.Lit(f"{'-' if value < 0 else ''}1.0{dtype}"), ir.Lit(f"0.0{dtype}"))
     text = repr(float(value))
     return ir.Lit(f"{text}{dtype}")
 
 
-def number_literal(value: int | float, dtype: str) -> ir.Lit:
+def number_literal(value: int | float, dtype: str) -> ir.Lit | ir.Binary:
     """A Python number as a Rust literal of a scalar dtype (`3i32`, `0.5f32`)."""
     return float_literal(float(value), dtype) if dtype in _FLOATS else ir.Lit(f"{int(value)}{dtype}")
 
