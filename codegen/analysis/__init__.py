@@ -1444,7 +1444,8 @@ class Translator(ArrayAccess, TileOps):
         if not isinstance(node.op, ast.Sub):
             val.nonneg = self._nonneg(lhs) and self._nonneg(rhs)
         if isinstance(node.op, ast.FloorDiv) and not val.nonneg:
-            return self._floor_correction(val, hint, out)
+            assert isinstance(val.expr, ir.Binary)
+            return self._floor_quotient(val.expr.lhs, val.expr.rhs, val.dtype, hint, out)
         return val
 
     def _as_f32(self, v: Val, out: list[ir.Stmt], hint: str) -> Val:
@@ -1455,15 +1456,10 @@ class Translator(ArrayAccess, TileOps):
             return self._bind_temp(out, f"{hint}_f32", ir.ScalarType("f32"), ir.Call("convert_scalar", (v.expr,)))
         return v
 
-    def _floor_correction(self, quotient: Val, hint: str, out: list[ir.Stmt]) -> Val:
-        """cutile's integer `/` truncates; Python's `//` floors. Tile IR's `divi` rounds toward
-        negative infinity itself, as cuTile Python emits it: one operation and no branches, which
-        would otherwise stand in every trip of a persistent loop's tile-index arithmetic."""
-        assert isinstance(quotient.expr, ir.Binary)
-        return self._floor_quotient(quotient.expr.lhs, quotient.expr.rhs, quotient.dtype, hint, out)
-
     def _floor_quotient(self, a: ir.Expr, b: ir.Expr, dt: str, hint: str, out: list[ir.Stmt]) -> Val:
-        """`a // b` of two integer scalars, floored, through 0-d tiles (cutile's `divi`)."""
+        """`a // b` of two integer scalars as Python floors it, where cutile's integer `/` truncates:
+        Tile IR's `divi` rounding toward negative infinity on 0-d tiles, as cuTile Python emits it,
+        one operation and no branch in every trip of a persistent loop's tile-index arithmetic."""
         ta, tb = (self._bind_temp(out, f"{hint}_{what}", ir.TileType(dt, ()), ir.Call("scalar_to_tile", (v,))).expr
                   for v, what in ((a, "dividend"), (b, "divisor")))
         floor = self._bind_temp(out, f"{hint}_floor", ir.TileType(dt, ()),

@@ -5,6 +5,7 @@ tile per block at the block index) or unchecked."""
 from __future__ import annotations
 
 import ast
+import typing
 
 from .. import ir
 from ..errors import TranslationError
@@ -248,9 +249,7 @@ class ArrayAccess:
             return ir.Var(name)
         # The view load itself, as cuTile Python makes it: a tile outside the array reads the padding
         # (cutile's `Partition::load` traps instead, and TileGym's split loops run past the end).
-        # Index components are typed names: cutile infers no type for e.g. a block id inside the call.
-        idx = ir.Index(tuple(e if isinstance(e, (ir.Var, ir.Lit)) else
-                             self._bind_temp(out, "index", ir.ScalarType("i32"), e).expr for e in idx.items))
+        idx = self._named_index(idx.items, out)
         tma_mode = ir.Lit("tma::Enabled" if tma else "tma::Disabled")
         if mutable:
             # The view's own ordering token puts this load after the block's earlier stores to it.
@@ -261,6 +260,12 @@ class ArrayAccess:
                        "writes, as cuTile Python requires of an in-place update")
         return ir.Call("load_view_tko", (ir.Ref(part), idx, ir.Lit("ordering::Weak"), ir.Lit("scope::TileBlock"),
                                          self._latency_option(latency), tma_mode))
+
+    def _named_index(self, items: typing.Iterable[ir.Expr], out: list[ir.Stmt]) -> ir.Index:
+        """A tile index of typed names, as a raw view load or store needs it: cutile infers no type
+        for an expression (e.g. a block id) inside the call."""
+        return ir.Index(tuple(e if isinstance(e, (ir.Var, ir.Lit)) else
+                              self._bind_temp(out, "index", ir.ScalarType("i32"), e).expr for e in items))
 
     def _ct_store(self, node: ast.Call, out, hint) -> Val:
         args = self._args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
@@ -330,10 +335,7 @@ class ArrayAccess:
         self._check_unchecked_output(node, array)
         array.written = True
         part = self._mutable_view(array, tile.shape, None, reason, out)
-        # Typed names for the index components: cutile infers no type for e.g. a block id inside the call.
-        idx = ir.Index(tuple(e if isinstance(e, (ir.Var, ir.Lit)) else
-                             self._bind_temp(out, "index", ir.ScalarType("i32"), e).expr
-                             for e in (self._i32(i, node) for i in index)))
+        idx = self._named_index([self._i32(i, node) for i in index], out)
         latency, tma = hints if hints is not None else (ir.Lit("None"), ir.Lit("tma::Enabled"))
 
         def raw_store(tma_mode: ir.Expr) -> ir.Expr:
@@ -499,7 +501,7 @@ class ArrayAccess:
         writes through pointers, in program order, as cuTile Python's token order does: without it
         a gather may run before the scatter it must see (moe_align's per-expert counts, read,
         incremented and written back in a loop). None for an array only read or only written."""
-        if not (self.uses[array.name].loads and self.uses[array.name].stores):
+        if not self.read_and_written(array):
             return None
         name = f"{rust_name(array.name)}_token"
         if name not in self.pointer_tokens:

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use cutile::cuda_async::device_buffer::DeviceAllocation;
 use cutile::cuda_core::{free_async, malloc_async, memcpy_htod_async, Context, Stream};
+use cutile::cutile_compiler::specialization::DivHint;
 use cutile::tensor::Tensor;
 use pyo3::prelude::*;
 
@@ -36,23 +37,19 @@ impl ArrayList {
     /// What every array of the list is divisible by, in the order of the kernel's `*_DIV`
     /// generics: the base pointer in bytes, then each extent and each stride but the last in
     /// elements. Each is the largest power of two up to 16 that divides it on every array (0
-    /// counts as 16), as cutile and cuTile Python measure a single array for its specialization.
+    /// counts as 16), measured by cutile's own `DivHint`, as it measures a single array.
     pub fn divisors(&self) -> Vec<i32> {
-        fn pow2(v: i64) -> i32 {
-            if v == 0 {
-                16
-            } else {
-                (v & v.wrapping_neg()).min(16) as i32
-            }
-        }
         let rank = self.first().rank();
         let mut divisors = vec![16; 2 * rank];
         for a in &self.items {
-            let measured = std::iter::once(a.ptr as i64)
-                .chain(a.shape.iter().map(|&n| n as i64))
-                .chain(a.strides[..rank - 1].iter().map(|&s| s as i64));
+            let measured = std::iter::once(DivHint::from_ptr(a.ptr).divisor).chain(
+                a.shape
+                    .iter()
+                    .chain(&a.strides[..rank - 1])
+                    .map(|&v| DivHint::from_value(v).divisor),
+            );
             for (d, v) in divisors.iter_mut().zip(measured) {
-                *d = (*d).min(pow2(v));
+                *d = (*d).min(v);
             }
         }
         divisors
