@@ -13,9 +13,9 @@ from pathlib import Path
 import torch
 
 import tilebridge as tb
-from tilebridge.bench import host_overhead_direct_us, host_overhead_us, print_table, time_case
-from tilebridge.check import load_cases
-from tilebridge.codegen.frontend import import_file
+from tilebridge.verifier.bench import host_overhead_direct_us, host_overhead_us, print_table, time_case
+from tilebridge.verifier.check import load_cases
+from tilebridge.translator.frontend import import_file
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
 

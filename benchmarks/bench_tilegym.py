@@ -5,7 +5,7 @@
 Each case calls one TileGym operator once while recording its `ct.launch` calls (kernel,
 grid, arguments: TileGym's own specialization and tiles), then times every recorded launch
 whose kernel the extension has, Rust vs cuTile Python, on the same arguments
-(`tilebridge.bench.time_case`: CUDA events behind a GPU sleep, 3 interleaved rounds).
+(`tilebridge.verifier.bench.time_case`: CUDA events behind a GPU sleep, 3 interleaved rounds).
 Prints a table with the geometric mean of the ratios; nothing here passes or fails.
 """
 
@@ -18,7 +18,7 @@ import os
 import torch
 
 import tilebridge as tb
-from tilebridge.bench import print_table, time_case
+from tilebridge.verifier.bench import print_table, time_case
 
 
 def cases():

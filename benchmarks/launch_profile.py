@@ -11,7 +11,7 @@ import os
 import torch
 
 import tilebridge as tb
-from tilebridge.bench import host_overhead_direct_us as per_call_us
+from tilebridge.verifier.bench import host_overhead_direct_us as per_call_us
 
 
 def main():

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 import tilebridge as tb
-from tilebridge import builder as tbuild
-from tilebridge import coverage, toolchain
+from tilebridge.builder import wheel as tbuild
+from tilebridge import toolchain
+from tilebridge.verifier import coverage
 
 pytestmark = pytest.mark.slow
 
@@ -387,7 +388,7 @@ def test_cli_build_and_check_without_gpu(capsys):
 def test_use_rust_routes_translated_kernels_and_leaves_the_rest(examples_ext, monkeypatch):
     import cuda.tile as ct
 
-    from tilebridge.codegen.frontend import import_file
+    from tilebridge.translator.frontend import import_file
 
     examples = Path(__file__).resolve().parent.parent / "examples"
     vector_add = import_file(examples / "vector_add.py").vector_add
@@ -438,8 +439,8 @@ def test_gathered_arrays_need_a_contiguous_last_dimension(monkeypatch):
 def test_launch_time_hints(examples_ext):
     """A `replace_hints(...)` kernel object (TileGym's autotuned configurations) reaches the Rust
     launch with its hints; bad hints are argument errors before any GPU work."""
-    from tilebridge.codegen.frontend import import_file
-    from tilebridge.runtime import launch_hints
+    from tilebridge.translator.frontend import import_file
+    from tilebridge.runtime.launch import launch_hints
 
     vector_add = import_file(Path(__file__).resolve().parent.parent / "examples" / "vector_add.py").vector_add
     assert launch_hints(vector_add) is None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tilebridge.coverage import TILEGYM_OPERATORS
+from tilebridge.verifier.coverage import TILEGYM_OPERATORS
 
 pytestmark = pytest.mark.slow
 
@@ -21,8 +21,8 @@ def report():
 
     if importlib.util.find_spec("tilegym") is None:  # found, never imported: it needs torch
         pytest.skip("tilegym is installed by scripts/install.sh (pip --no-deps)")
-    from tilebridge.codegen import launches
-    from tilebridge.coverage import run
+    from tilebridge.translator import recorded_launches as launches
+    from tilebridge.verifier.coverage import run
 
     # Every specialization TileGym's own tests launched (recorded on an H200: see the file's "source").
     return run("tilegym", recorded=launches.read([Path(__file__).parent / "data" / "tilegym_launches.json"]))

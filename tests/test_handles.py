@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tilebridge as tb
-from tilebridge.handles import Kernel, Tensor, TensorBusyError
+from tilebridge.runtime.ownership import Kernel, Tensor, TensorBusyError
 
 
 class FakeEvent:

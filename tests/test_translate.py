@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import tilebridge as tb
-from tilebridge.builder import RUNTIME_CRATE
-from tilebridge.codegen import frontend
+from tilebridge.builder.wheel import RUNTIME_CRATE
+from tilebridge.translator import frontend
 
 from conftest import EXAMPLES, REPO
 
@@ -179,7 +179,7 @@ def test_recorded_launches_widen_the_launcher_variants(tmp_path):
     243: five independent arrays) is built for the recorded ones only."""
     import json
 
-    from tilebridge.codegen import launches
+    from tilebridge.translator import recorded_launches as launches
 
     (tmp_path / "wide.py").write_text(
         "import cuda.tile as ct\n\n\n@ct.kernel\n"
@@ -215,9 +215,9 @@ def test_recorded_launches_become_specializations():
     one the launcher would refuse (a constant branch left out) is counted as refused instead."""
     import importlib.util
 
-    from tilebridge.codegen import launches
-    from tilebridge.codegen.analysis import analyze
-    from tilebridge.coverage import recorded_specialization
+    from tilebridge.translator import recorded_launches as launches
+    from tilebridge.translator.lower import lower_kernel as analyze
+    from tilebridge.verifier.coverage import recorded_specialization
 
     spec_ = importlib.util.spec_from_file_location("control_flow", REPO / "tests" / "fixtures" / "control_flow.py")
     module = importlib.util.module_from_spec(spec_)

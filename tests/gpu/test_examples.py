@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tilebridge.check import load_cases, run_case
+from tilebridge.verifier.check import load_cases, run_case
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"))
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tilebridge.check import load_cases, run_case
+from tilebridge.verifier.check import load_cases, run_case
 
 FIXTURES = [Path(__file__).resolve().parents[1] / "fixtures" / "checked_ops.py"]
 

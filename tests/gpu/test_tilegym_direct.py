@@ -6,7 +6,7 @@ each other and with torch. Needs TileGym's src on PYTHONPATH (tests/gpu/tilegym.
 
 import pytest
 
-from tilebridge.check import run_case
+from tilebridge.verifier.check import run_case
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def test_group_gemm_kernel(tilegym_ext, transpose_b):
     # And the numbers are a group GEMM: Rust's outputs against torch.
     rs = list(args)
     rs[2] = [torch.empty_like(c) for c in Cs]
-    from tilebridge.runtime import launch
+    from tilebridge.runtime.launch import launch
 
     launch(tilegym_ext, torch.cuda.current_stream(), (sms, 1, 1), _group_gemm_kernel, tuple(rs))
     torch.cuda.synchronize()

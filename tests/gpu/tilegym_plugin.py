@@ -19,8 +19,8 @@ import os
 import pytest
 
 import tilebridge as tb
-from tilebridge.codegen.frontend import KERNEL_HINTS
-from tilebridge.runtime import launch_hints
+from tilebridge.hints import KERNEL_HINTS
+from tilebridge.runtime.launch import launch_hints
 
 
 def pytest_addoption(parser):

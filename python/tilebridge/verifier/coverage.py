@@ -5,7 +5,7 @@ with a normalized diff against cuTile Python's own Tile IR. No GPU needed.
     tilebridge coverage path/to/kernels              # any folder of kernel files
 
 Each kernel is compiled at every specialization its library's tests launched, where launches
-were recorded (`codegen.launches`: dtypes, which strides are 1, ct.Constant values), else at one
+were recorded (`translator.recorded_launches`: dtypes, which strides are 1, ct.Constant values), else at one
 default specialization (f16 arrays where the launcher takes f16, contiguous rows, every
 ct.Constant[int] = 64, every ct.Constant[bool] = False, ct.Constant[float] = 1.0): by cutile,
 through the generated extension's compile-only entry, then `tileiras` to an sm_90 cubin; and
@@ -33,11 +33,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import builder, toolchain
-from .codegen import emit, frontend, ir, launches, static_source
-from .codegen.analysis.values import rust_name
-from .codegen.analysis import analyze
-from .codegen.errors import TranslationError
+from .. import toolchain
+from ..builder import wheel as builder
+from ..translator import emit, frontend, ir, recorded_launches as launches, static_import as static_source
+from ..translator.lower.values import rust_name
+from ..translator.lower import lower_kernel as analyze
+from ..errors import TranslationError
 
 DEFAULT_INT = 64
 DEFAULT_DTYPE = "f16"
@@ -321,7 +322,7 @@ def _first_error(output: str) -> str:
     return output.strip().splitlines()[-1] if output.strip() else "no output"
 
 
-def _kernels_of(path: Path) -> list[Any]:
+def kernels_of(path: Path) -> list[Any]:
     try:
         module = frontend.import_file(path)
     except Exception:
@@ -352,7 +353,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
         if files and not any(fnmatch.fnmatch(path.stem, f) for f in files):
             continue
         try:
-            kernels = _kernels_of(path)
+            kernels = kernels_of(path)
         except Exception as e:  # a file we cannot even read statically
             report.rows.append(Row(path.name, "?", False, scope=scope_of(path, root), error=f"cannot read: {e}"))
             continue
@@ -376,14 +377,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
         if not translated:
             continue
         module = "tbcov_" + re.sub(r"\W", "_", path.stem) + "_rs"
-        # One dtype per array, the one compiled below: the launchers need no other variants.
-        dtypes: dict[str, list[str]] = {}
-        for _, _, kir in translated:
-            for c in kir.dtype_classes:
-                for a in c.arrays:
-                    dtypes.setdefault(a, [])
-                    if _class_dtype(c) not in dtypes[a]:
-                        dtypes[a].append(_class_dtype(c))
+        dtypes = one_dtype_per_array([kir for _, _, kir in translated])
         try:
             ext = builder.build([k for _, k, _ in translated], module=module, dtypes=dtypes, quiet=quiet)
             ext_module = importlib.import_module(ext.module)
@@ -399,12 +393,32 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
     return report
 
 
+def one_dtype_per_array(kirs: list[ir.KernelIR]) -> dict[str, list[str]]:
+    """The dtypes coverage builds each array parameter for: the one its default specialization
+    compiles at (the launchers need no other variants; arrays of one name in several kernels of
+    a file get each kernel's)."""
+    dtypes: dict[str, list[str]] = {}
+    for kir in kirs:
+        for c in kir.dtype_classes:
+            for a in c.arrays:
+                dtypes.setdefault(a, [])
+                if _class_dtype(c) not in dtypes[a]:
+                    dtypes[a].append(_class_dtype(c))
+    return dtypes
+
+
+def specializations(kir: ir.KernelIR, recorded: list[launches.Launch]) -> list[Specialization | str]:
+    """Each specialization of `kir` its recorded launches compile, once, in a stable order (or why
+    the launcher refuses one); the default one where none was recorded."""
+    mine = {json.dumps(l.specialization().record(), sort_keys=True): l for l in launches.of_kernel(recorded, kir)}
+    return [recorded_specialization(kir, mine[key]) for key in sorted(mine)] or [default_specialization(kir)]
+
+
 def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[launches.Launch]) -> None:
     """Compiles each specialization of one kernel through Tile IR to cubin, and diffs it against
     cuTile Python's Tile IR for the same specialization; fills in `row`. Specializations compile
     side by side (cutile's frontend releases the GIL, tileiras is a process of its own)."""
-    mine = {json.dumps(l.specialization().record(), sort_keys=True): l for l in launches.of_kernel(recorded, kir)}
-    specs = [recorded_specialization(kir, mine[key]) for key in sorted(mine)] or [default_specialization(kir)]
+    specs = specializations(kir, recorded)
     refused = [s for s in specs if isinstance(s, str)]  # as cuTile Python would fail to compile them
     compiled = [s for s in specs if not isinstance(s, str)]
     row.refused, row.specializations = len(refused), len(compiled)

@@ -11,10 +11,9 @@ from collections import Counter
 import warnings
 from typing import Any, Mapping, Sequence
 
-from . import builder as _build
-from . import toolchain
-from .codegen.frontend import KERNEL_HINTS, kernel_hints
-from .errors import ArgumentError, BuildError
+from .. import toolchain
+from ..errors import ArgumentError, BuildError
+from ..hints import KERNEL_HINTS, kernel_hints
 
 
 def load(module: str):
@@ -24,27 +23,6 @@ def load(module: str):
     if not hasattr(ext, "__tilebridge__"):
         raise BuildError(f"{module} is not an extension built by tilebridge")
     return ext
-
-
-def build(target: Any, *, out_dir=None, module: str | None = None,
-          dtypes: Mapping[str, Sequence[Any]] | None = None, quiet: bool = False):
-    """Translates, builds (unless an identical build exists), installs and imports `target`'s kernels.
-
-    Where the installed extension already matches the translation (same build key),
-    nothing is built, so a machine without Rust can use a wheel built elsewhere.
-    """
-    name, key = _build.expected_key(target, module=module, dtypes=dtypes)
-    installed = _build.installed_key(name)
-    if key is None and installed is not None:
-        warnings.warn(f"tilebridge has no Rust sources here (installed from a wheel): using the installed "
-                      f"{name} as it is", stacklevel=2)
-    elif installed != key:
-        loaded = sys.modules.get(name)
-        _build.build(target, out_dir=out_dir, module=module, dtypes=dtypes, quiet=quiet)
-        if loaded is not None:
-            raise BuildError(f"{name} was rebuilt, but this process already imported the previous build, and an "
-                             "extension module cannot be reloaded: restart Python to use the new one")
-    return load(name)
 
 
 _METADATA: dict[str, dict] = {}

@@ -8,7 +8,7 @@ import ast
 import typing
 
 from .. import ir
-from ..errors import TranslationError
+from ...errors import TranslationError
 from .values import _PADDING, _ArrayUse, _a, float_literal, rust_name, Val, _times
 
 

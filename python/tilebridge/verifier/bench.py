@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .check import describe, kernel_name
-from .runtime import launch
+from ..runtime.launch import launch
 
 
 @dataclass

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .codegen.frontend import import_file
-from .runtime import kernel_info, launch
+from ..translator.frontend import import_file
+from ..runtime.launch import kernel_info, launch
 
 # (rtol, atol) per dtype where the two compilers may round differently.
 TOLERANCE = {"float32": (1e-5, 1e-6), "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float64": (1e-12, 1e-12)}

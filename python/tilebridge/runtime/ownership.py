@@ -25,8 +25,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
-from .errors import ArgumentError, LaunchError
-from .runtime import kernel_info
+from ..errors import ArgumentError, LaunchError
+from .launch import kernel_info
 
 
 class TensorBusyError(LaunchError):

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import TranslationError
+from ..errors import TranslationError
+from ..hints import kernel_hints
 
 
 @dataclass
@@ -72,7 +73,7 @@ def kernels_in(target: Any) -> list[Any]:
             target = import_file(target)
         except ImportError:
             # An operator library's file imports torch or its own package: read it without running it.
-            from .static_source import load_file
+            from .static_import import load_file
 
             target = load_file(target)
     if isinstance(target, types.ModuleType):
@@ -84,33 +85,6 @@ def kernels_in(target: Any) -> list[Any]:
     if isinstance(target, Iterable):
         return [k for item in target for k in kernels_in(item)]
     raise TypeError(f"expected a @ct.kernel object, a module or a file path, got {type(target).__name__}")
-
-
-# The `@ct.kernel(...)` hints a translation carries over.
-KERNEL_HINTS = ("occupancy", "num_ctas", "num_worker_warps")
-
-
-def kernel_hints(kernel: Any) -> dict[str, dict[str, int]]:
-    """The kernel's hints as {hint: {target: value}}, target "default" or "sm_XY"
-    (`ct.ByTarget` gives several)."""
-    opts = getattr(kernel, "_compiler_options", None)
-    if opts is None:
-        return {}
-    out = {}
-    for key in KERNEL_HINTS:
-        value = getattr(opts, key, None)
-        if value is None:
-            continue
-        by_target = getattr(value, "_by_target", None)
-        if by_target is None:
-            targets = {"default": value}
-        else:
-            targets = dict(by_target)
-            default = getattr(value, "_default", None)
-            if isinstance(default, int):
-                targets["default"] = default
-        out[key] = {target: int(v) for target, v in targets.items()}
-    return out
 
 
 def load(kernel: Any) -> KernelSource:

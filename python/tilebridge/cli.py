@@ -25,14 +25,14 @@ def _module(args) -> str | None:
 
 
 def _launches(args) -> list:
-    from .codegen import launches
+    from .translator import recorded_launches as launches
 
     return launches.read(args.launches)
 
 
 def cmd_translate(args) -> int:
-    from .builder import RUNTIME_CRATE, write_crate, build_key
-    from .codegen import translate
+    from .builder.wheel import RUNTIME_CRATE, build_key, write_crate
+    from .translator import translate
 
     crate = translate(args.files if len(args.files) > 1 else args.files[0], module=_module(args),
                       dtypes=_dtypes(args.dtype), runtime_path=RUNTIME_CRATE, launches=_launches(args))
@@ -42,7 +42,7 @@ def cmd_translate(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from .builder import build
+    from .builder.wheel import build
 
     target = args.files if len(args.files) > 1 else args.files[0]
     result = build(target, out_dir=args.out, module=_module(args), dtypes=_dtypes(args.dtype),
@@ -63,11 +63,11 @@ def _gpu_available() -> bool:
 
 
 def cmd_check(args) -> int:
-    from . import runtime
-    from .check import load_cases, run_case
+    from .builder import build
+    from .verifier.check import load_cases, run_case
 
     target = args.files if len(args.files) > 1 else args.files[0]
-    ext = runtime.build(target, module=_module(args), dtypes=_dtypes(args.dtype))
+    ext = build(target, module=_module(args), dtypes=_dtypes(args.dtype))
     print(f"built and imported {ext.__name__}: kernels {', '.join(sorted(__import__('json').loads(ext.__tilebridge__)['kernels']))}")
     if not _gpu_available():
         print("no GPU here: translation and build checked; run on a GPU machine to compare outputs "
@@ -84,22 +84,22 @@ def cmd_check(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from . import runtime
-    from .bench import print_table, time_case
-    from .check import load_cases
+    from .builder import build
+    from .verifier.bench import print_table, time_case
+    from .verifier.check import load_cases
 
     if not _gpu_available():
         print("tilebridge bench needs a GPU", file=sys.stderr)
         return 2
     target = args.files if len(args.files) > 1 else args.files[0]
-    ext = runtime.build(target, module=_module(args), dtypes=_dtypes(args.dtype))
+    ext = build(target, module=_module(args), dtypes=_dtypes(args.dtype))
     rows = [time_case(ext, k, g, a, runs=args.runs) for path in args.files for k, g, a in load_cases(path)]
     print_table(rows)
     return 0
 
 
 def cmd_coverage(args) -> int:
-    from .coverage import run
+    from .verifier.coverage import run
 
     report = run(args.target, quiet=not args.verbose, files=args.files, recorded=_launches(args), progress=True)
     print(report.table())

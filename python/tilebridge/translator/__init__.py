@@ -1,4 +1,4 @@
-"""tilebridge.codegen: cuTile Python kernels -> a Rust crate of cuTile Rust kernels and PyO3 launchers.
+"""tilebridge.translator: cuTile Python kernels -> a Rust crate of cuTile Rust kernels and PyO3 launchers.
 
 The stages, each a module: `frontend` (kernel objects or files -> ASTs), `analysis`
 (-> the typed IR in `ir`), `emit` (-> crate files). `translate` runs all three.
@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import analysis, emit, frontend, ir, launches as recorded
+from . import emit, frontend, ir, lower, recorded_launches
 from .emit import CrateFiles
-from .errors import TranslationError
+from ..errors import TranslationError
 
 __all__ = ["translate", "CrateFiles", "TranslationError", "default_module_name"]
 
@@ -33,7 +33,7 @@ def translate(
     runtime_path: Path,
     partial: bool = False,
     lift_gathers: bool = False,
-    launches: Sequence[recorded.Launch] = (),
+    launches: Sequence[recorded_launches.Launch] = (),
 ) -> CrateFiles:
     """Translates the kernels of `target` (kernel objects, a module or a file) into crate files.
 
@@ -50,8 +50,8 @@ def translate(
     kernels, skipped = [], []
     for src in sources:
         try:
-            kernel = analysis.analyze(src, dtypes, lift_gathers)
-            recorded.cover(kernel, launches, emit.MAX_LAUNCHER_VARIANTS)
+            kernel = lower.lower_kernel(src, dtypes, lift_gathers)
+            recorded_launches.cover(kernel, launches, emit.MAX_LAUNCHER_VARIANTS)
             emit.check_launcher_variants(kernel)
             _check_distinct_name(kernel, kernels)
             kernels.append(kernel)

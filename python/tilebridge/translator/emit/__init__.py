@@ -16,9 +16,9 @@ from pathlib import Path
 
 import jinja2
 
-from . import ir
-from .errors import TranslationError
-from .analysis import rust_name
+from .. import ir
+from ...errors import TranslationError
+from ..lower import rust_name
 
 CUTILE_VERSION = "0.5.0"
 PYO3_VERSION = "0.30"

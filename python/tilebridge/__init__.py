@@ -3,20 +3,22 @@
     import tilebridge as tb
     ext = tb.build("my_kernels.py")            # translate, build (cached), install, import
     ext.vector_add((n // 1024,), a, b, c, TILE=1024)
-    tb.check(ext, vector_add, grid, args)      # same inputs through cuTile Python, compared
     with tb.use_rust(ext): host_code()         # its ct.launch calls run the Rust twins
 
-The pipeline, one module each: `codegen` (translation), `build` (maturin),
-`runtime` (loading and launching), `check` (cross-checks against cuTile Python).
+The pipeline, one sub-package each, data flowing one way: `translator` (Python kernels -> crate
+files), `builder` (crate -> wheel -> installed extension), `runtime` (a loaded extension ->
+launches and ownership-preserving handles), `verifier` (cross-checks against cuTile Python,
+benchmarks, coverage).
 """
 
 from __future__ import annotations
 
-from .codegen import translate
+from .builder import build
 from .errors import (ArgumentError, BuildError, CheckError, DeviceError, KernelCompileError, LaunchError,
                      TilebridgeError, TranslationError)
-from .handles import Graph, Kernel, Kernels, Pending, Tensor, TensorBusyError
-from .runtime import build, launch, load, use_rust
+from .runtime.launch import launch, load, use_rust
+from .runtime.ownership import Graph, Kernel, Kernels, Pending, Tensor, TensorBusyError
+from .translator import translate
 
 
 def kernels(ext) -> Kernels:

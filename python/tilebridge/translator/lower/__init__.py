@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ir
-from ..errors import TranslationError
+from ...errors import TranslationError
 from ..frontend import KernelSource
 from .values import (
     DEFAULT_DTYPES,
@@ -49,7 +49,7 @@ from .access import ArrayAccess
 from .loop_split import split_loop
 from .tile_ops import TileOps
 
-__all__ = ["analyze", "Translator", "rust_name", "dtype_name", "float_literal", "DEFAULT_DTYPES"]
+__all__ = ["lower_kernel", "Translator", "rust_name", "dtype_name", "float_literal", "DEFAULT_DTYPES"]
 
 
 class Translator(ArrayAccess, TileOps):
@@ -1774,7 +1774,7 @@ def _loop_carried(fn: ast.FunctionDef) -> set[str]:
     return carried
 
 
-def analyze(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
+def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
             lift_gathers: bool = False) -> ir.KernelIR:
     """Translates one kernel into the typed IR: a first pass counts the array accesses that remain
     once constant branches are folded and helpers inlined, the second decides on those counts

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import toolchain
-from .codegen import CrateFiles, translate
-from .errors import BuildError
+from .. import toolchain
+from ..translator import CrateFiles, translate
+from ..errors import BuildError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 RUNTIME_CRATE = REPO / "crates" / "tilebridge-runtime"
 LOCKFILE = REPO / "Cargo.lock"
 STAMP = "BUILD_OK"
@@ -132,7 +132,7 @@ def build(
 ) -> BuildResult:
     """Translates `target`, builds the wheel (unless an identical build exists) and installs it.
     With `partial`, kernels that cannot be translated are left out (`BuildResult.skipped`); with
-    `launches` (recorded: `codegen.launches.read`), launchers are built for the dtypes they used."""
+    `launches` (recorded: `translator.recorded_launches.read`), launchers are built for the dtypes they used."""
     crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, partial=partial,
                       lift_gathers=lift_gathers, launches=launches)
     key = build_key(crate)

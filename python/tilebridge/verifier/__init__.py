@@ -1,0 +1,1 @@
+"""Verifying: the Rust twins against cuTile Python (numbers, Tile IR, speed, coverage)."""
