@@ -18,7 +18,7 @@ import jinja2
 
 from .. import ir
 from ...errors import TranslationError
-from ..lower import rust_name
+from ..rust_syntax import rust_name
 
 CUTILE_VERSION = "0.5.0"
 PYO3_VERSION = "0.30"

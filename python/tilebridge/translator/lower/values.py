@@ -9,36 +9,9 @@ from typing import Any, get_args
 
 from .. import ir
 
-DEFAULT_DTYPES = ("f32", "f16", "bf16")
-INDEX_DTYPES = ("i32", "i64")  # of arrays whose values a kernel uses as integers
-
-
-# cuTile Python dtype names -> cutile names.
-_DTYPE_NAMES = {
-    "float32": "f32",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float64": "f64",
-    "tfloat32": "tf32",
-    "int32": "i32",
-    "int64": "i64",
-    "int16": "i16",
-    "int8": "i8",
-    "uint8": "u8",
-    "bool_": "bool",
-    "float8_e4m3fn": "f8e4m3fn",
-    "float8_e5m2": "f8e5m2",
-}
-
-
-_FLOATS = {"f64": 3, "f32": 2, "tf32": 1, "f16": 1, "bf16": 1}
-
-
-_RUST_KEYWORDS = set(
-    "as break const continue crate else enum extern false fn for if impl in let loop match mod move mut "
-    "pub ref return self Self static struct super trait true type unsafe use where while async await dyn "
-    "abstract become box do final macro override priv typeof unsized virtual yield try".split()
-)
+from ...dtypes import DEFAULT_ARRAY_DTYPES as DEFAULT_DTYPES, INDEX_ARRAY_DTYPES as INDEX_DTYPES, FLOAT_RANK as _FLOATS
+from ...dtypes import of_object as dtype_name, stated as _cutile_dtype
+from ..rust_syntax import float_literal, number_literal, rust_name
 
 
 _PADDING = {
@@ -65,48 +38,6 @@ _RUST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorD
 def _a(noun: str) -> str:
     """`noun` with its indefinite article, for messages: "an array", "a tile"."""
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
-
-
-def rust_name(name: str) -> str:
-    return name + "_" if name in _RUST_KEYWORDS else name
-
-
-def dtype_name(obj: Any) -> str | None:
-    """The cutile name of a cuTile Python (or NumPy) dtype object, if it is one."""
-    if isinstance(obj, type) and obj.__module__ == "numpy" and obj not in (int, float):
-        try:
-            import numpy as np
-
-            return _DTYPE_NAMES.get(np.dtype(obj).name, _DTYPE_NAMES.get(np.dtype(obj).name + "_"))
-        except TypeError:
-            return None
-    name = getattr(obj, "name", None)
-    if isinstance(name, str) and type(obj).__name__ in ("DType", "dtype"):
-        return _DTYPE_NAMES.get(name, _DTYPE_NAMES.get(name + "_"))
-    if obj is float:
-        return "f32"
-    if obj is int:
-        return "i32"
-    return None
-
-
-def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.Lit | ir.Binary:
-    """A float as Rust. cutile's kernel compiler reads `f32::INFINITY` only as the value of a
-    dense constant (`constant(v, shape)`); elsewhere infinities and NaN are spelled as the
-    divisions that make them, which fold to constants (parenthesized only where Rust needs it)."""
-    if dense and value in (float("inf"), float("-inf")):
-        return ir.Lit(f"{dtype}::{'NEG_' if value < 0 else ''}INFINITY")
-    if value != value:
-        return ir.Binary("/", ir.Lit(f"0.0{dtype}"), ir.Lit(f"0.0{dtype}"))
-    if value in (float("inf"), float("-inf")):
-        return ir.Binary("/", ir.Lit(f"{'-' if value < 0 else ''}1.0{dtype}"), ir.Lit(f"0.0{dtype}"))
-    text = repr(float(value))
-    return ir.Lit(f"{text}{dtype}")
-
-
-def number_literal(value: int | float, dtype: str) -> ir.Lit | ir.Binary:
-    """A Python number as a Rust literal of a scalar dtype (`3i32`, `0.5f32`)."""
-    return float_literal(float(value), dtype) if dtype in _FLOATS else ir.Lit(f"{int(value)}{dtype}")
 
 
 @dataclass
@@ -181,16 +112,6 @@ class _Resolver(dict):
             root = self.union.find(key)
             return self[root] if root != key else key
         return key
-
-
-def _cutile_dtype(d: Any) -> str:
-    if isinstance(d, str):
-        return _DTYPE_NAMES.get(d, d.replace("torch.", ""))
-    name = dtype_name(d)
-    if name is None:
-        name = str(d).replace("torch.", "")
-        name = _DTYPE_NAMES.get(name, name)
-    return name
 
 
 def _times(expr: ir.Expr, n: ir.Dim) -> ir.Expr | None:

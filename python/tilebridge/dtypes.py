@@ -1,0 +1,106 @@
+"""Every dtype tilebridge knows, once: its name in cutile and Rust (the name used everywhere inside
+tilebridge, `f16`), in cuTile Python (`ct.float16`), in torch and NumPy (`float16`), and in the
+runtime crate (`ElemType::F16`), with the rules that depend on the dtype alone.
+
+The runtime crate's own table (`crates/tilebridge-runtime/src/array.rs`, `TORCH_DTYPES`) must
+list the same torch names and variants; a test holds the two together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str  # cutile's and Rust's: "f16"
+    cutile_python: str  # the attribute of `cuda.tile`: "float16"
+    torch: str | None  # the attribute of `torch` (and NumPy's name): "float16"; None where torch has none
+    variant: str | None  # the runtime crate's `ElemType` variant; None where arrays cannot have it
+    float_rank: int | None = None  # float promotion: the wider wins (None: not a float for promotion)
+
+    @property
+    def is_integer(self) -> bool:
+        return self.name[0] in "iu"
+
+
+_TABLE = (
+    DType("f32", "float32", "float32", "F32", float_rank=2),
+    DType("f16", "float16", "float16", "F16", float_rank=1),
+    DType("bf16", "bfloat16", "bfloat16", "BF16", float_rank=1),
+    DType("f64", "float64", "float64", "F64", float_rank=3),
+    DType("tf32", "tfloat32", None, None, float_rank=1),
+    DType("i32", "int32", "int32", "I32"),
+    DType("i64", "int64", "int64", "I64"),
+    DType("i16", "int16", "int16", "I16"),
+    DType("i8", "int8", "int8", "I8"),
+    DType("u8", "uint8", "uint8", "U8"),
+    DType("bool", "bool_", "bool", "Bool"),
+    DType("f8e4m3fn", "float8_e4m3fn", "float8_e4m3fn", "F8E4M3FN"),
+    DType("f8e5m2", "float8_e5m2", "float8_e5m2", "F8E5M2"),
+)
+
+DTYPES: dict[str, DType] = {d.name: d for d in _TABLE}
+
+# The dtypes a launcher takes for an array unless told otherwise, and for an index array (one whose
+# values the kernel uses as integers).
+DEFAULT_ARRAY_DTYPES = ("f32", "f16", "bf16")
+INDEX_ARRAY_DTYPES = ("i32", "i64")
+
+# Floats by promotion rank: of two floats of different rank, the wider wins.
+FLOAT_RANK = {d.name: d.float_rank for d in sorted(_TABLE, key=lambda d: -(d.float_rank or 0)) if d.float_rank}
+
+_BY_CUTILE_PYTHON = {d.cutile_python: d.name for d in _TABLE}
+_BY_TORCH = {d.torch: d.name for d in _TABLE if d.torch}
+# torch's aliases, as kernels may spell them (`torch.half`), by the cuTile Python dtype they mean.
+TORCH_ALIASES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "long": "int64"}
+
+
+def from_cutile_python(name: str) -> str | None:
+    """`f16` for `float16` (a cuTile Python dtype's `.name`; NumPy's `bool` too)."""
+    return _BY_CUTILE_PYTHON.get(name, _BY_CUTILE_PYTHON.get(name + "_"))
+
+
+def from_torch(name: str | None) -> str | None:
+    """`f16` for torch's `float16` (as `str(torch.float16)` has it, without `torch.`)."""
+    return _BY_TORCH.get(name) if name else None
+
+
+def of_object(obj: Any) -> str | None:
+    """The name of a cuTile Python (or NumPy) dtype object, or of the Python types `float` (f32)
+    and `int` (i32), as cuTile Python types scalars; None for anything else."""
+    if isinstance(obj, type) and obj.__module__ == "numpy" and obj not in (int, float):
+        try:
+            import numpy as np
+
+            return from_cutile_python(np.dtype(obj).name)
+        except TypeError:
+            return None
+    name = getattr(obj, "name", None)
+    if isinstance(name, str) and type(obj).__name__ in ("DType", "dtype"):
+        return from_cutile_python(name)
+    if obj is float:
+        return "f32"
+    if obj is int:
+        return "i32"
+    return None
+
+
+def stated(d: Any) -> str:
+    """The name of a dtype as a user states it: `"f16"`, `"float16"`, `"torch.float16"`, `ct.float16`,
+    `torch.float16` or `np.float16`. An unknown one keeps its spelling (and matches nothing)."""
+    if isinstance(d, str):
+        return _BY_CUTILE_PYTHON.get(d, d.replace("torch.", ""))
+    name = of_object(d)
+    if name is None:
+        name = str(d).replace("torch.", "")
+        name = _BY_CUTILE_PYTHON.get(name, name)
+    return name
+
+
+def cutile_python(name: str) -> Any:
+    """The cuTile Python dtype object of `name` (`ct.float16` for `f16`)."""
+    import cuda.tile as ct
+
+    return getattr(ct, DTYPES[name].cutile_python)

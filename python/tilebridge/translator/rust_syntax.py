@@ -1,0 +1,36 @@
+"""Spelling things in Rust: names that must not be keywords, and literals of a dtype."""
+
+from __future__ import annotations
+
+from . import ir
+from ..dtypes import FLOAT_RANK
+
+RUST_KEYWORDS = frozenset(
+    "as break const continue crate else enum extern false fn for if impl in let loop match mod move mut "
+    "pub ref return self Self static struct super trait true type unsafe use where while async await dyn "
+    "abstract become box do final macro override priv typeof unsized virtual yield try".split()
+)
+
+
+def rust_name(name: str) -> str:
+    """A Python name as a Rust identifier (`type` -> `type_`)."""
+    return name + "_" if name in RUST_KEYWORDS else name
+
+
+def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.Lit | ir.Binary:
+    """A float as Rust. cutile's kernel compiler reads `f32::INFINITY` only as the value of a
+    dense constant (`constant(v, shape)`); elsewhere infinities and NaN are spelled as the
+    divisions that make them, which fold to constants (parenthesized only where Rust needs it)."""
+    if dense and value in (float("inf"), float("-inf")):
+        return ir.Lit(f"{dtype}::{'NEG_' if value < 0 else ''}INFINITY")
+    if value != value:
+        return ir.Binary("/", ir.Lit(f"0.0{dtype}"), ir.Lit(f"0.0{dtype}"))
+    if value in (float("inf"), float("-inf")):
+        return ir.Binary("/", ir.Lit(f"{'-' if value < 0 else ''}1.0{dtype}"), ir.Lit(f"0.0{dtype}"))
+    text = repr(float(value))
+    return ir.Lit(f"{text}{dtype}")
+
+
+def number_literal(value: int | float, dtype: str) -> ir.Lit | ir.Binary:
+    """A Python number as a Rust literal of a scalar dtype (`3i32`, `0.5f32`)."""
+    return float_literal(float(value), dtype) if dtype in FLOAT_RANK else ir.Lit(f"{int(value)}{dtype}")
