@@ -13,6 +13,7 @@ the one-dtype-per-array crate that coverage builds). Errors are recorded as text
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import traceback
 from pathlib import Path
@@ -94,4 +95,6 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    out = Path(sys.argv[1])
+    shutil.rmtree(out, ignore_errors=True)  # nothing of an earlier run may remain
+    main(out)

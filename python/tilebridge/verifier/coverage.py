@@ -36,7 +36,7 @@ from typing import Any
 from .. import toolchain
 from ..builder import wheel as builder
 from ..translator import emit, frontend, ir, recorded_launches as launches, static_import as static_source
-from ..translator.lower.values import rust_name
+from ..translator.rust_syntax import rust_name
 from ..translator.lower import lower_kernel as analyze
 from ..errors import TranslationError
 

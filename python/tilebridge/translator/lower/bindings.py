@@ -1,0 +1,53 @@
+"""What names and expressions stand for while a kernel is lowered: a `Value` (a tile, scalar,
+translation-time constant, array, dtype, ... with its type and Rust expression), a `Binding` (a
+name's value and the `let` that holds it), the scope of one branch, and an array's access counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import ir
+
+
+@dataclass
+class Value:
+    """What a Python expression evaluates to at translation time."""
+
+    kind: str  # tile | scalar | const | array | dtype | static | tuple
+    type: ir.Type | None = None
+    expr: ir.Expr | None = None
+    py: Any = None  # const: the Python value; dtype: its name; static: the object; tuple: [Value]
+    dim: ir.Dim | None = None  # a scalar that may stand in a tile shape (a Constant parameter)
+    bid_axis: int | None = None  # this scalar is exactly ct.bid(axis)
+    nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
+    iota_offset: "Value | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
+    defn: "ir.Expr | None" = None  # for a scalar bound once to a name: the expression it names
+
+    @property
+    def shape(self) -> tuple[ir.Dim, ...]:
+        assert isinstance(self.type, ir.TileType)
+        return self.type.shape
+
+    @property
+    def dtype(self) -> str:
+        assert self.type is not None
+        return self.type.dtype
+
+
+@dataclass
+class Binding:
+    val: Value
+    let: ir.Let | None
+    depth: int
+
+
+class BranchScope(dict):
+    """The names one branch of a runtime `if` binds (a plain dict: the kernel's, a loop body's)."""
+
+
+@dataclass
+class ArrayUse:
+    loads: int = 0
+    stores: int = 0
+    other: int = 0

@@ -1,0 +1,251 @@
+"""`if` statements. A condition known at translation time keeps one branch; a runtime one becomes a
+Rust `if` whose branches' bindings are merged where Python would see them after it; where they
+cannot be merged, the rest of the block is lowered once per branch (`lower_paths`), and where a
+branch on ct.Constant values cannot be lowered at all, the launcher refuses the values that
+take it."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .. import ir
+from ...errors import TranslationError
+from ..rust_syntax import number_literal, rust_name
+from .bindings import ArrayUse, Binding, BranchScope, Value
+from .facts import may_return, names_read, path_after, show_type
+
+if TYPE_CHECKING:
+    from .walker import Walker
+
+def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
+    """Translates an `if`; True where `rest`, the statements after it in its block, went into
+    its branches (see `_paths`)."""
+    cond = w.expr(node.test, out, hint="cond")
+    if cond.kind == "tile" and cond.shape == () and w.state.union.find(cond.dtype) == "bool":  # a 0-d tile
+        cond = w.sem.scalar_of(cond, out, "cond")
+    if cond.kind == "scalar" and cond.dtype in ("i32", "i64"):  # `if FLAG:` on an int, as Python reads it
+        cond = Value("scalar", ir.ScalarType("bool"), ir.Binary("!=", cond.expr, ir.Lit(f"0{cond.dtype}")))
+    if cond.kind == "scalar" and cond.expr in w.state.facts:  # decided by an enclosing branch
+        cond = Value("const", py=w.state.facts[cond.expr])
+    if cond.kind == "const":  # decided at translation time: only the taken branch exists
+        w.block(path_after(node.body if cond.py else node.orelse, rest), out)
+        return True
+    if cond.kind != "scalar" or cond.dtype != "bool":
+        raise w.error(node.test, "an if condition must be a scalar comparison, a bool or a constant")
+    if not w.frame.helpers and (may_return(node.body) or may_return(node.orelse)):
+        return lower_paths(w, node, cond, out, rest)  # an early exit: what follows runs on the other path
+    mark = w.checkpoint(out)
+    try:
+        branches, scopes = lower_branches(w, cond, [node.body, node.orelse])
+        unmerged: dict[str, str] | None = merge_branches(w, node, scopes, branches, out)
+    except TranslationError:
+        if not w.state.on_constants(cond.expr):
+            raise
+        unmerged = None  # perhaps a branch these constants never take: see `_paths`
+    if unmerged is not None and not unmerged.keys() & names_read(rest):
+        w.state.branch_conflicts.update(unmerged)
+        out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+        return False
+    w.rollback(mark, out)
+    return lower_paths(w, node, cond, out, rest)
+
+
+def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
+    """cuTile Python traces one branch per specialization; Rust types both. Where the branches
+    leave a name with types that cannot be merged and later code reads it, the code after the
+    `if` is translated once in each branch, typed by that branch's bindings. Where a branch on
+    ct.Constant values cannot be translated at all, only the other is, and the launcher
+    refuses the values that take it, saying why (cuTile Python compiles it only for them)."""
+    mark = w.checkpoint(out)
+    try:
+        branches, _ = lower_branches(w, cond, [path_after(node.body, rest), path_after(node.orelse, rest)], paths=True)
+        out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+        return True
+    except TranslationError as e:
+        if not w.state.on_constants(cond.expr):
+            raise
+        w.rollback(mark, out)
+        failure = e
+    negated = ir.Binary("==", cond.expr, ir.Lit("false"))
+    enclosing = w.state.path
+    for known, body in ((True, node.body), (False, node.orelse)):
+        mark = w.checkpoint(out)
+        w.state.facts = assume(w, cond.expr, known)
+        try:
+            w.block(path_after(body, rest), out)
+        except TranslationError:
+            w.rollback(mark, out)
+            continue
+        w.state.path = enclosing  # the launcher decides this condition: the facts it gives hold from here on
+        test = f"{w.state.src.display_file}:{node.lineno}: `{ast.unparse(node.test)}`"
+        w.state.launch_check(cond.expr if known else negated,
+                          f"{test} must be {known}: the other branch is not translated ({failure})")
+        refusal = f"{test} {'false' if known else 'true'}: {failure}"
+        if refusal not in w.state.refusals:
+            w.state.refusals.append(refusal)
+        return True
+    raise failure
+
+
+def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]],
+              paths: bool = False) -> tuple[list[list[ir.Stmt]], list[BranchScope]]:
+    """The two branches of an `if`, each in a scope of its own. Where the condition depends on
+    ct.Constant values only, an `if` on the same condition inside a branch is decided. With
+    `paths`, the bodies are whole paths through the rest of the block, and each array access
+    counts once per path, not once per copy."""
+    base = copy.deepcopy(w.state.counted)
+    per_path = []
+    branches, scopes = [], []
+    w.state.guarded += 1
+    for known, body in zip((True, False), bodies):
+        if paths:
+            w.state.counted = copy.deepcopy(base)
+        saved_facts, saved_path = w.state.facts, w.state.path
+        if w.state.on_constants(cond.expr):
+            w.state.facts = assume(w, cond.expr, known)
+        stmts: list[ir.Stmt] = []
+        w.frame.scopes.append(BranchScope())
+        w.block(body, stmts)
+        scopes.append(w.frame.scopes.pop())  # names first bound in a branch end with it, as in Rust...
+        branches.append(stmts)
+        w.state.facts, w.state.path = saved_facts, saved_path
+        per_path.append(w.state.counted)
+    w.state.guarded -= 1
+    if paths:
+        w.state.counted = {name: ArrayUse(*(max(getattr(c[name], f) for c in per_path)
+                                          for f in ("loads", "stores", "other"))) for name in base}
+    return branches, scopes
+
+
+def assume(w: Walker, cond: ir.Expr, known: bool) -> dict[ir.Expr, bool | int]:
+    """The facts inside a branch taken where `cond`, a condition on ct.Constant values, is `known`
+    (`w.state.path` gains the condition as it holds there)."""
+    negated = ir.Binary("==", cond, ir.Lit("false"))
+    w.state.path = (*w.state.path, cond if known else negated)
+    facts = {**w.state.facts, cond: known, negated: not known}
+    if isinstance(cond, ir.Binary) and cond.op in ("==", "!=") and known == (cond.op == "==") and isinstance(
+            cond.lhs, ir.Var) and isinstance(cond.rhs, ir.Lit) and cond.rhs.text.endswith("i32"):
+        facts[cond.lhs] = int(cond.rhs.text[:-3])
+    return facts
+
+
+def branch_rebinds(w: Walker, prev: Binding | None) -> bool:
+    """Whether binding a name bound as `prev` happens inside branches of `if`s entered since,
+    with no loop in between."""
+    if prev is None or prev.depth >= w.depth:
+        return False
+    return all(isinstance(s, BranchScope) for s in w.frame.scopes[prev.depth - w.frame.depth_base + 1:])
+
+
+def merge_branches(w: Walker, node: ast.If, scopes: list[BranchScope], branches: list[list[ir.Stmt]],
+                    out: list[ir.Stmt]) -> dict[str, str]:
+    """Makes what the branches bound visible after the `if`, as Python sees it. A name a branch
+    rebinds to a value of its outer type is assigned back to the outer variable; a name only
+    one branch rebinds keeps its outer value in the other. Returns the names left unmerged,
+    with why."""
+    for i, items in enumerate([list(scope.items()) for scope in scopes]):
+        for name, b in items:
+            outer = w.lookup(name)
+            if outer is None:
+                continue
+            if outer.let is not None and b.val.kind in ("tile", "scalar") and b.val.type == outer.val.type:
+                outer.let.mutable = True
+                branches[i].append(ir.Assign(outer.let.name, b.val.expr, node.lineno))
+                outer.val = replace(outer.val, bid_axis=None, nonneg=outer.val.nonneg and b.val.nonneg,
+                                    iota_offset=None, defn=None)
+                del scopes[i][name]
+            elif name not in scopes[1 - i]:
+                scopes[1 - i][name] = outer  # the other branch leaves it as it was
+    return hoist_branch_names(w, node, scopes, branches, out)
+
+
+def hoist_branch_names(w: Walker, node: ast.If, scopes: list[BranchScope], branches: list[list[ir.Stmt]],
+                        out: list[ir.Stmt]) -> dict[str, str]:
+    """A name both branches bind once, to values of one type, lives on after the `if` in Python:
+    declare it before (`let mut`, a zero), and make the branches assign it. Returns the names
+    that could not live on this way, with why."""
+    unmerged = {name: f"'{name}' is bound in one branch only of the if at line {node.lineno}"
+                for name in scopes[0].keys() ^ scopes[1].keys()}
+    for name, first in scopes[0].items():
+        second = scopes[1].get(name)
+        if second is None:
+            continue
+        why = (f"'{name}' is {show_type(first.val.type) if first.val.type else first.val.kind} in one branch of the if "
+               f"at line {node.lineno} and {show_type(second.val.type) if second.val.type else second.val.kind} "
+               "in the other")
+        consts = (first.val, second.val)
+        if all(v.kind == "const" and type(v.py) in (int, float) for v in consts) and \
+                type(consts[0].py) is type(consts[1].py):
+            # A constant that differs by branch becomes a runtime scalar.
+            dt = "i32" if isinstance(consts[0].py, int) else "f32"
+            var = w.state.fresh(rust_name(name))
+            let = ir.Let(var, ir.ScalarType(dt), w.sem.zero(ir.ScalarType(dt), out, var), node.lineno, mutable=True)
+            out.append(let)
+            for v, branch in zip(consts, branches):
+                branch.append(ir.Assign(var, number_literal(v.py, dt), node.lineno))
+            w.frame.scopes[-1][name] = Binding(Value("scalar", ir.ScalarType(dt), ir.Var(var)), let, w.depth)
+            continue
+        if merge_number_and_scalar(w, node, name, first, second, branches, out):
+            continue
+        if first.let is None or second.let is None:
+            unmerged[name] = why
+            continue
+        lets = (first.let, second.let)
+        if not all(let in branch for let, branch in zip(lets, branches)):
+            unmerged[name] = why
+            continue  # bound inside a nested block of the branch
+        converted = w.sem.common_branch_dtype(first.val.type, second.val.type)
+        if first.val.type != second.val.type and converted is None:
+            unmerged[name] = why
+            continue
+        # Each branch's last binding of the name becomes an assignment to one variable declared
+        # before the `if`; where a branch binds the name more than once (e.g. `a = load(..)`
+        # then `a = transpose(a)`), that variable gets a name of its own, so the earlier
+        # bindings cannot shadow it.
+        shadowed = any(isinstance(st, ir.Let) and st.name in (lets[0].name, lets[1].name) and st not in lets
+                       for branch in branches for st in branch)
+        var = (w.state.fresh(lets[0].name) if shadowed or converted is not None or lets[0].name != lets[1].name
+               or any(l.mutable for l in lets) else lets[0].name)
+        type_ = converted or first.val.type
+        zero = w.sem.zero(type_, out, var)
+        if zero is None:
+            unmerged[name] = why
+            continue
+        outer = ir.Let(var, type_, zero, node.lineno, mutable=True)
+        out.append(outer)
+        for let, val, branch in zip(lets, (first.val, second.val), branches):
+            if converted is not None and val.type != converted:
+                branch.append(ir.Assign(var, ir.Call("convert_tile", (ir.Var(let.name),)), let.line))
+            elif let.mutable or let.name != var:
+                # Later statements of the branch assign it, or read it under its own name: the
+                # binding stays, and is copied out at the end.
+                branch.append(ir.Assign(var, ir.Var(let.name), let.line))
+            else:
+                branch[branch.index(let)] = ir.Assign(var, let.value, let.line)
+        w.frame.scopes[-1][name] = Binding(Value(first.val.kind, type_, ir.Var(var)), outer, w.depth)
+    return unmerged
+
+
+def merge_number_and_scalar(w: Walker, node: ast.If, name: str, first: Binding, second: Binding,
+                             branches: list[list[ir.Stmt]], out: list[ir.Stmt]) -> bool:
+    """`start = bid * T // M` in one branch and `start = 0` in the other: one runtime scalar
+    after the `if`, each branch assigning it at its end."""
+    vals = (first.val, second.val)
+    scalar = next((v for v in vals if v.kind == "scalar"), None)
+    number = next((v for v in vals if v.kind == "const" and type(v.py) in (int, float)), None)
+    if scalar is None or number is None or scalar.dtype not in ("i32", "f32") or (
+            isinstance(number.py, float) and scalar.dtype != "f32"):
+        return False
+    var = w.state.fresh(rust_name(name))
+    type_ = ir.ScalarType(scalar.dtype)
+    let = ir.Let(var, type_, w.sem.zero(type_, out, var), node.lineno, mutable=True)
+    out.append(let)
+    for v, branch in zip(vals, branches):
+        value = v.expr if v.kind == "scalar" else number_literal(v.py, scalar.dtype)
+        branch.append(ir.Assign(var, value, node.lineno))
+    w.frame.scopes[-1][name] = Binding(Value("scalar", type_, ir.Var(var), nonneg=all(w.sem.nonneg(v) for v in vals)),
+                                     let, w.depth)
+    return True

@@ -1,0 +1,112 @@
+"""Pure queries over a kernel's Python AST and its IR, and arithmetic on translation-time numbers:
+nothing here reads or changes the lowering's state."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+from .. import ir
+
+# Python's comparisons, evaluated on translation-time values.
+COMPARISONS = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+               ast.GtE: lambda a, b: a >= b, ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+def fold(op: ast.operator, a: Any, b: Any) -> Any:
+    """`a op b` on two translation-time numbers, as Python computes it."""
+    apply = {ast.Mod: operator.mod, ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+             ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.BitAnd: operator.and_,
+             ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
+             ast.RShift: operator.rshift, ast.Pow: operator.pow}.get(type(op))
+    if apply is None:
+        raise TypeError(op)
+    return apply(a, b)
+
+
+def show_type(t: ir.Type | None) -> str:
+    """A type as messages say it: `tile f32[128, 64]`, `i32`."""
+    if isinstance(t, ir.TileType):
+        return f"tile {t.dtype}{list(t.shape)}"
+    if isinstance(t, ir.ScalarType):
+        return t.dtype
+    return "?"
+
+
+def with_article(noun: str) -> str:
+    """`noun` with its indefinite article, for messages: "an array", "a tile"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def assignments(tree: ast.AST) -> list[tuple[int, str]]:
+    """(id of the statement, name) for every name an assignment in `tree` binds, tuples unpacked."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for n in t.elts if isinstance(t, ast.Tuple) else [t]:
+                    if isinstance(n, ast.Name):
+                        found.append((id(node), n.id))
+    return found
+
+
+def path_after(branch: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements that run after a branch is taken: the branch, then `rest` unless the branch
+    returns (the kernel's early exit)."""
+    if branch and isinstance(branch[-1], ast.Return) and branch[-1].value is None:
+        return branch[:-1]
+    return branch + rest
+
+
+def may_return(stmts: list[ast.stmt]) -> bool:
+    """Whether `stmts` return from the kernel anywhere but inside a loop."""
+    for st in stmts:
+        if isinstance(st, ast.Return):
+            return True
+        if isinstance(st, ast.If) and (may_return(st.body) or may_return(st.orelse)):
+            return True
+    return False
+
+
+def names_read(stmts: list[ast.stmt]) -> set[str]:
+    """The names `stmts` read (augmented assignments read their target)."""
+    found = set()
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                found.add(n.id)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                found.add(n.target.id)
+    return found
+
+
+def steps_with(expr: ir.Expr | None, var: str) -> bool:
+    """Whether `expr` is `var` plus or minus terms without it: one-to-one in the loop variable."""
+    if expr == ir.Var(var):
+        return True
+    if isinstance(expr, ir.Binary) and expr.op in ("+", "-"):
+        lhs, rhs = mentions(expr.lhs, var), mentions(expr.rhs, var)
+        return (lhs and not rhs and steps_with(expr.lhs, var)) or (rhs and not lhs and steps_with(expr.rhs, var))
+    return False
+
+
+def mentions(expr: Any, var: str) -> bool:
+    if expr == ir.Var(var):
+        return True
+    if isinstance(expr, tuple):
+        return any(mentions(e, var) for e in expr)
+    return any(mentions(getattr(expr, f), var) for f in getattr(expr, "__dataclass_fields__", {}))
+
+
+def carried_names(fn: ast.FunctionDef) -> set[str]:
+    """Names a loop assigns that are also assigned before it (or elsewhere outside it): each
+    iteration sees the last one's value, so a number bound to one is a runtime variable."""
+    everywhere = assignments(fn)
+    carried: set[str] = set()
+    for loop in ast.walk(fn):
+        if isinstance(loop, (ast.For, ast.While)):
+            inside = {id(n) for n in ast.walk(loop)}
+            carried |= ({name for i, name in everywhere if i in inside} &
+                        {name for i, name in everywhere if i not in inside})
+    return carried

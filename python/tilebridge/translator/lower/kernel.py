@@ -1,0 +1,259 @@
+"""A kernel as a whole: its signature and parameters, the ranks of its arrays, its body, and what is
+decided once the body is lowered (dtype classes, unused parameters, in-place pairs), gathered
+into the `ir.KernelIR` record."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types
+import typing
+from typing import TYPE_CHECKING, Any
+
+from ... import dtypes
+from .. import ir
+from ..frontend import KernelSource
+from ..rust_syntax import rust_name
+from .bindings import ArrayUse, Binding, Value
+from .dtype_classes import DTypeResolver, resolve_stmt
+from .facts import carried_names, names_read
+
+from .state import Frame, KernelState
+from .walker import Walker
+
+if TYPE_CHECKING:
+    from . import Survey
+
+
+def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lift_gathers: bool,
+          survey: Survey | None = None) -> tuple[ir.KernelIR, KernelState]:
+    """The kernel's IR and the state its lowering ended in; without `survey`, the first pass
+    (which counts, and decides nothing on the counts)."""
+    state = KernelState(src, dtypes, lift_gathers, uses=survey and survey.uses,
+                        int_arrays=survey and set(survey.int_arrays))
+    walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
+    return lower_body(walker), state
+
+def lower_body(w: Walker) -> ir.KernelIR:
+    fn = w.state.src.func
+    check_signature(w, fn)
+    bind_parameters(w, fn)
+    scan_ranks(w, fn)
+    w.state.counted = {name: ArrayUse() for name in w.state.arrays}
+    if w.state.survey:
+        w.state.uses = {name: ArrayUse() for name in w.state.arrays}
+    # Names a loop reassigns may hold any value there: no facts about them survive.
+    w.state.loop_assigned = {t.id for loop in ast.walk(fn) if isinstance(loop, (ast.For, ast.While))
+                          for st in ast.walk(loop) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                          for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                          if isinstance(t, ast.Name)}
+    w.frame.loop_carried = carried_names(fn)
+    body: list[ir.Stmt] = []
+    w.block(fn.body, body, docstring_ok=True)
+    for item, listed in w.state.items.items():
+        # A list whose items the kernel writes is an output, each item lent to the launch.
+        w.state.arrays[listed].written |= w.state.arrays.pop(item).written
+    read = names_read(fn.body)
+    for p in list(w.state.arrays.values()):
+        if p.rank == 0 and p.name not in read:
+            del w.state.arrays[p.name]
+            w.state.params[w.state.params.index(p)] = ir.UnusedParam(p.name)
+        elif p.rank == 0:
+            raise w.error(fn, f"array parameter '{p.name}' is never loaded or stored")
+    classes, names = dtype_classes(w)
+    for p in w.state.arrays.values():
+        p.dtype = names[p.dtype]
+    derived = []
+    for i, (name, (cls, when, then, other)) in enumerate(w.state.derived.items()):
+        rust = f"DT{i}" if len(w.state.derived) > 1 else "DT"
+        derived.append(ir.DerivedDType(rust, names[cls], when, names[then], names[other]))
+        names[name] = rust
+    resolved = [resolve_stmt(s, names) for s in w.state.partition_lets + body]
+    safety = ir.SafetyNote(safe=not w.state.unsafe_reasons, reasons=list(dict.fromkeys(w.state.unsafe_reasons)))
+    return ir.KernelIR(
+        name=w.state.src.name,
+        file=w.state.src.display_file,
+        line=fn.lineno,
+        signature=w.state.src.line_text(fn.lineno),
+        params=w.state.params,
+        dtype_classes=classes,
+        body=resolved,
+        line_text={n: w.state.src.line_text(n) for n in sorted(w.state.lines | {fn.lineno})},
+        safety=safety,
+        options=dict(w.state.src.options),
+        derived=derived,
+        launch_checks=list(w.state.launch_checks),
+        refusals=list(w.state.refusals),
+        in_place=in_place_pairs(w),
+    )
+
+
+def check_signature(w: Walker, fn: ast.FunctionDef) -> None:
+    a = fn.args
+    for bad, what in ((a.vararg, "*args"), (a.kwarg, "**kwargs")):
+        if bad is not None:
+            raise w.error(bad, f"kernel parameters cannot use {what}")
+    if a.kwonlyargs or a.posonlyargs or a.defaults:
+        raise w.error(fn, "kernel parameters must be plain positional parameters without defaults")
+
+
+def used_as_scalars(w: Walker, fn: ast.FunctionDef) -> set[str]:
+    """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons and
+    ranges, never as an array: cuTile Python takes an int for them (here an i32)."""
+    unannotated = {a.arg for a in fn.args.args if a.annotation is None}
+    scalar, other = set(), set()
+    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Name) and node.id in unannotated and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        in_arith = isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp))
+        in_range = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                    and parent.func.id in ("range", "min", "max"))
+        in_cdiv = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+                   and parent.func.attr == "cdiv")
+        (scalar if in_arith or in_range or in_cdiv else other).add(node.id)
+    return scalar - other
+
+
+def used_as_lists(fn: ast.FunctionDef) -> set[str]:
+    """Unannotated parameters the kernel indexes (`As[g]`) or measures (`len(As)`): lists of
+    arrays, as cuTile Python takes them."""
+    unannotated = {a.arg for a in fn.args.args if a.annotation is None}
+    found = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            found.add(node.value.id)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+              and len(node.args) == 1 and isinstance(node.args[0], ast.Name)):
+            found.add(node.args[0].id)
+    return found & unannotated
+
+
+def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
+    scalars = used_as_scalars(w, fn)
+    lists = used_as_lists(fn)
+    for arg in fn.args.args:
+        name = arg.arg
+        ann = w.eval_static(arg.annotation) if arg.annotation is not None else None
+        meta = typing.get_args(ann)[1:] if typing.get_origin(ann) is typing.Annotated else ()
+        base = typing.get_args(ann)[0] if meta else ann
+        is_const = any(type(m).__name__ == "ConstantAnnotation" for m in meta)
+        scalar_meta = next((m for m in meta if type(m).__name__ == "ScalarAnnotation"), None)
+        rname = rust_name(name)
+        if is_const and base is float:
+            # cutile has no float const generics: the value becomes a runtime f32, which
+            # cuTile Python's launch passes the same way (by keyword here).
+            param = ir.ScalarParam(name, "f32", constant=True)
+            val = Value("scalar", ir.ScalarType("f32"), ir.Var(rname))
+        elif is_const:
+            kind = {int: "i32", bool: "bool"}.get(base)
+            if kind is None:
+                raise w.error(arg, f"ct.Constant[{getattr(base, '__name__', base)}] is not supported yet; "
+                                      "cutile const generics are i32 or bool")
+            param = ir.ConstParam(name, kind)
+            val = Value("scalar", ir.ScalarType(kind), ir.Var(rname), dim=name if kind == "i32" else None)
+        elif scalar_meta is not None or base in (int, float) or name in scalars:
+            dtype = (dtypes.of_object(scalar_meta.dtype) if scalar_meta is not None else "i32" if name in scalars
+                     else dtypes.of_object(base))
+            if dtype not in ("i32", "i64", "f32"):
+                raise w.error(arg, f"scalar parameters of dtype {dtype} are not supported yet")
+            param = ir.ScalarParam(name, dtype)
+            val = Value("scalar", ir.ScalarType(dtype), ir.Var(rname))
+        elif name in lists:
+            param = ir.ArrayParam(name, rank=0, dtype=f"${name}", listed=True)
+            w.state.arrays[name] = param
+            val = Value("list", py=name, expr=ir.Var(rname))
+        elif ann is None or getattr(ann, "__name__", None) == "Array":
+            param = ir.ArrayParam(name, rank=0, dtype=f"${name}")
+            w.state.arrays[name] = param
+            val = Value("array", py=name, expr=ir.Var(rname))
+        else:
+            raise w.error(arg, "unsupported parameter annotation")
+        w.state.params.append(param)
+        w.frame.scopes[0][name] = Binding(val, None, 0)
+
+
+def scan_ranks(w: Walker, fn: ast.FunctionDef, names: dict[str, str] | None = None,
+                globals_: dict[str, Any] | None = None, seen: frozenset = frozenset()) -> None:
+    """An array's rank is the length of any tile shape or index the kernel uses it with, in
+    its own body or in a helper it passes the array to (`names`: the helper's parameter ->
+    the kernel's array)."""
+    if names is None:
+        names = {a: a for a in w.state.arrays}
+        # `Ai = As[g]`: an item has the rank of its list.
+        names |= {t.id: node.value.value.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
+                  for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Subscript)
+                  and isinstance(node.value.value, ast.Name) and node.value.value.id in w.state.arrays
+                  and w.state.arrays[node.value.value.id].listed}
+    globals_ = w.frame.globals if globals_ is None else globals_
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        helper = globals_.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if isinstance(helper, types.FunctionType) and helper.__name__ not in seen:
+            passed = {p: names[a.id] for p, a in zip(inspect.signature(helper).parameters, node.args)
+                      if isinstance(a, ast.Name) and a.id in names}
+            try:
+                lines, _ = inspect.getsourcelines(helper)
+                tree = ast.parse(textwrap.dedent("".join(lines)))
+            except (OSError, TypeError, SyntaxError):
+                continue
+            if passed:
+                scan_ranks(w, tree.body[0], passed, helper.__globals__, seen | {helper.__name__})
+            continue
+        if not isinstance(node.args[0], ast.Name) or node.args[0].id not in names:
+            continue
+        fname = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        target = names[node.args[0].id]
+        key, pos = {"load": ("shape", 2), "store": ("index", 1), "num_tiles": ("shape", 2),
+                    "gather": ("indices", 1), "scatter": ("indices", 1)}.get(fname, (None, 0))
+        arg = next((k.value for k in node.keywords if k.arg == key), None) if key else None
+        if key and arg is None and len(node.args) > pos:
+            arg = node.args[pos]
+        if target in w.state.arrays and isinstance(arg, ast.Tuple) and not w.state.arrays[target].rank:
+            w.state.arrays[target].rank = len(arg.elts)
+
+
+def in_place_pairs(w: Walker) -> list[tuple[str, str]]:
+    """(input, output) pairs that may be one array, as cuTile Python allows (TileGym's in-place
+    dropout and state updates): the input is read at exactly the one place (tile and index) the
+    output is written, and every load of it comes before the output's first store; a loop may
+    hold both where each of its iterations moves that index to another tile (`idx + i` in
+    `for i in range(..)`, as decode's state streams through V). So each block reads only what
+    it writes, and each tile before it writes it."""
+    def where(name: str, kind: str) -> tuple[list[int], set[int]]:
+        found = [(i, loops) for i, (n, k, loops) in enumerate(w.state.accesses) if (n, k) == (name, kind)]
+        return [i for i, _ in found], {loop for _, loops in found for loop in loops}
+
+    pairs = []
+    for output in (p for p in w.state.arrays.values() if p.written):
+        stores, store_loops = where(output.name, "stores")
+        for source in w.state.arrays.values():
+            loads, load_loops = where(source.name, "loads")
+            if source is output or source.written or not loads or not stores:
+                continue
+            read_at = w.state.sites.get((source.name, "loads"), set())
+            stepping = w.state.site_steps.get((source.name, "loads"), set()) & \
+                w.state.site_steps.get((output.name, "stores"), set())
+            if len(read_at) == 1 and read_at == w.state.sites.get((output.name, "stores")) and \
+                    max(loads) < min(stores) and load_loops & store_loops <= stepping:
+                pairs.append((source.name, output.name))
+    return pairs
+
+
+def dtype_classes(w: Walker) -> tuple[list[ir.DTypeClass], dict[str, str]]:
+    """Groups the arrays whose dtypes the kernel ties together; one Rust type parameter each."""
+    roots: dict[str, list[str]] = {}
+    for name in w.state.arrays:
+        roots.setdefault(w.state.union.find(f"${name}"), []).append(name)
+    classes = []
+    names: dict[str, str] = {}
+    for i, members in enumerate(roots.values()):
+        # Always numbered: cutile's kernel compiler resolves an unannotated `E` in its own generic
+        # signatures (e.g. `broadcast_scalar<E, S>`) to a kernel type parameter of that name.
+        rust = f"E{i}"
+        classes.append(ir.DTypeClass(rust, members, w.state.allowed_dtypes(members)))
+        names.update({f"${m}": rust for m in members})
+    return classes, DTypeResolver(names, w.state.union)

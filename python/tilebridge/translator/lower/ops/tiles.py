@@ -1,0 +1,553 @@
+"""Tile and scalar operations of cuTile Python (`ct.exp`, `ct.sum`, `ct.mma`, ...) as cutile calls,
+and the Tile methods (`t.astype`, `t.reshape`, `t.item`, ...)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ... import ir
+from ....dtypes import FLOAT_RANK
+from ...rust_syntax import float_literal, rust_name
+from ..bindings import Binding, Value
+from ..facts import fold
+from .registry import OPS, ct_op, register
+
+if TYPE_CHECKING:
+    from ..walker import Walker
+
+# Float math with one operand and no modes, same name in cuTile Python and cutile.
+UNARY_MATH = ("log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil")
+REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min", "prod": "reduce_prod"}
+# cuTile Python's Tile methods that are the ct function of the same name with the tile first.
+TILE_METHODS = ("permute", "transpose", "extract")
+
+def _rounding(w: Walker, node: ast.expr | None, out) -> str | None:
+    """The cutile rounding marker for a ct.RoundingMode, or None for the default."""
+    if node is None:
+        return None
+    val = w.expr(node, out)
+    if val.kind == "const" and val.py is None:
+        return None
+    mode = getattr(val.py, "value", None) if val.kind == "static" else None
+    names = {"nearest_even": "NearestEven", "zero": "Zero", "negative_inf": "NegativeInf",
+             "positive_inf": "PositiveInf", "nearest_away": "NearestAway", "full": "Full", "approx": "Approx",
+             "nearest_int_to_zero": "NearestIntToZero"}
+    if mode not in names:
+        raise w.error(node, "expected a ct.RoundingMode")
+    return f"rounding::{names[mode]}"
+
+
+def _arith(w: Walker, node: ast.Call, out, hint: str, op: str, func: str) -> Value:
+    """ct.add/sub/mul/truediv with optional rounding_mode and flush_to_zero."""
+    args = w.call_args(node, ["x", "y", "rounding_mode", "flush_to_zero"], 2)
+    lhs, rhs = w.expr(args["x"], out, hint), w.expr(args["y"], out, hint)
+    rounding = _rounding(w, args.get("rounding_mode"), out)
+    ftz = _ftz(w, args.get("flush_to_zero"), out)
+    if lhs.kind == "const" and rhs.kind == "const":
+        return Value("const", py=fold({"+": ast.Add(), "-": ast.Sub(), "*": ast.Mult(), "/": ast.Div()}[op],
+                                     lhs.py, rhs.py))
+    if "tile" not in (lhs.kind, rhs.kind):
+        if rounding is not None or ftz != "ftz::Disabled":
+            raise w.error(node, "rounding modes on scalars are not supported yet")
+        return w.sem.scalar_binop(node, op, lhs, rhs)
+    type_, a, b = w.sem.tile_operands(node, lhs, rhs, out, hint)
+    if w.sem.int_tile(type_.dtype):
+        if rounding is not None or ftz != "ftz::Disabled" or op == "/":
+            raise w.error(node, "rounding modes and true division apply to float tiles")
+        return Value("tile", type_, ir.Binary(op, a, b))
+    if rounding is None and ftz == "ftz::Disabled":
+        return Value("tile", type_, ir.Binary(op, a, b))
+    # Bound to a typed let: the JIT infers these intrinsics' types poorly inside larger expressions.
+    return w.sem.bind_temp(out, hint, type_,
+                           ir.Call(func, (a, b, ir.Lit(rounding or "rounding::NearestEven"), ir.Lit(ftz))))
+
+
+@ct_op("add")
+def ct_add(w: Walker, node, out, hint):
+    return _arith(w, node, out, hint, "+", "addf")
+
+
+@ct_op("sub")
+def ct_sub(w: Walker, node, out, hint):
+    return _arith(w, node, out, hint, "-", "subf")
+
+
+@ct_op("mul")
+def ct_mul(w: Walker, node, out, hint):
+    return _arith(w, node, out, hint, "*", "mulf")
+
+
+@ct_op("truediv")
+def ct_truediv(w: Walker, node, out, hint):
+    return _arith(w, node, out, hint, "/", "divf")
+
+
+def minmax(w: Walker, node: ast.Call, out, hint: str, which: str) -> Value:
+    args = w.call_args(node, ["x", "y", "flush_to_zero", "propagate_nan"], 2)
+    lhs, rhs = w.expr(args["x"], out, hint), w.expr(args["y"], out, hint)
+    if lhs.kind == "const" and rhs.kind == "const":
+        return Value("const", py=(min if which == "min" else max)(lhs.py, rhs.py))
+    if "tile" not in (lhs.kind, rhs.kind):
+        typed = w.sem.scalar_binop(node, "+", lhs, rhs)  # types both sides alike
+        return Value("scalar", typed.type, ir.Call(which, (typed.expr.lhs, typed.expr.rhs)),
+                   nonneg=(w.sem.nonneg(lhs) or w.sem.nonneg(rhs)) if which == "max" else
+                   (w.sem.nonneg(lhs) and w.sem.nonneg(rhs)))
+    type_, a, b = w.sem.tile_operands(node, lhs, rhs, out, hint)
+    if w.sem.int_tile(type_.dtype):
+        return Value("tile", type_, ir.Call(f"{which}i", (a, b)))
+    nan_mode = w.expr(args["propagate_nan"], out).py if "propagate_nan" in args else False
+    return w.sem.bind_temp(out, hint, type_, ir.Call(f"{which}f", (
+        a, b, ir.Lit("nan::Enabled" if nan_mode else "nan::Disabled"), ir.Lit(_ftz(w, args.get("flush_to_zero"), out)))))
+
+
+@ct_op("minimum")
+def ct_minimum(w: Walker, node, out, hint):
+    return minmax(w, node, out, hint, "min")
+
+
+@ct_op("maximum")
+def ct_maximum(w: Walker, node, out, hint):
+    return minmax(w, node, out, hint, "max")
+
+
+@ct_op("bid")
+def ct_bid(w: Walker, node: ast.Call, out, hint) -> Value:
+    axis = w.sem.int_const(w.expr(w.call_args(node, ["axis"], 1)["axis"], out), node)
+    if axis not in (0, 1, 2):
+        raise w.error(node, "ct.bid axis must be 0, 1 or 2")
+    return Value("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_tile_block_id"), str(axis)), bid_axis=axis,
+               nonneg=True)
+
+
+@ct_op("num_blocks")
+def ct_num_blocks(w: Walker, node: ast.Call, out, hint) -> Value:
+    axis = w.sem.int_const(w.expr(w.call_args(node, ["axis"], 1)["axis"], out), node)
+    if axis not in (0, 1, 2):
+        raise w.error(node, "ct.num_blocks axis must be 0, 1 or 2")
+    return Value("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_num_tile_blocks"), str(axis)), nonneg=True)
+
+
+@ct_op("astype")
+def ct_astype(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "dtype"], 2)
+    return w.sem.convert(w.tile_arg(args["x"], out, hint), w.dtype_arg(args["dtype"], out), out, hint)
+
+
+def tile_method(w: Walker, node: ast.Call, recv: Value, name: str, out, hint) -> Value:
+    if name == "astype":
+        if len(node.args) != 1 or node.keywords:
+            raise w.error(node, "astype takes one dtype")
+        return w.sem.convert(recv, w.dtype_arg(node.args[0], out), out, hint)
+    if name == "reshape":
+        shape = w.dims(node.args[0] if len(node.args) == 1 else ast.Tuple(elts=node.args), out)
+        return w.sem.bind_temp(out, hint, ir.TileType(recv.dtype, shape), ir.Method(recv.expr, "reshape", (ir.Shape(shape),)))
+    if name == "item":
+        if any(d != 1 for d in recv.shape):
+            raise w.error(node, ".item() needs a tile of one element")
+        if w.sem.index_class(recv.dtype):  # an index array's value, as the kernel's integers
+            recv = w.sem.convert(recv, "i32", out, hint)
+        dtype = w.state.union.find(recv.dtype)
+        if dtype.startswith("$") and not w.state.survey:
+            raise w.error(node, ".item() of a tile of an array's dtype is not supported yet; cast it first")
+        scalar = w.sem.bind_temp(out, hint, ir.TileType(recv.dtype, ()), ir.Method(recv.expr, "reshape", (ir.Shape(()),)))
+        return w.sem.scalar_of(scalar, out, hint)
+    if name in TILE_METHODS:
+        # `t.permute(axes)` is `ct.permute(t, axes)`: the receiver, bound to a name, goes first.
+        receiver = w.state.fresh("_receiver")
+        w.frame.scopes[-1][receiver] = Binding(recv, None, w.depth)
+        call = ast.copy_location(ast.Call(func=ast.Attribute(value=ast.Name(id="ct", ctx=ast.Load()), attr=name),
+                                          args=[ast.Name(id=receiver, ctx=ast.Load()), *node.args],
+                                          keywords=node.keywords), node)
+        ast.fix_missing_locations(call)
+        return OPS[name](w, call, out, hint)
+    raise w.error(node, f"tile method '.{name}()' is not supported yet")
+
+
+def _float_tile(w: Walker, node: ast.expr, out, hint) -> Value:
+    val = w.tile_arg(node, out, hint)
+    if w.state.union.find(val.dtype) in ("i32", "i64", "bool"):
+        raise w.error(node, "expected a floating-point tile")
+    return val
+
+
+@ct_op("abs")
+def ct_abs(w: Walker, node: ast.Call, out, hint) -> Value:
+    x = w.tile_arg(w.call_args(node, ["x"], 1)["x"], out, hint)
+    func = "absi" if w.sem.int_tile(x.dtype) else "absf"
+    return Value("tile", x.type, ir.Call(func, (x.expr,)))
+
+
+@ct_op("exp")
+def ct_exp(w: Walker, node: ast.Call, out, hint) -> Value:
+    return _rounded_math(w, node, "exp", out, hint)
+
+
+@ct_op("tanh")
+def ct_tanh(w: Walker, node: ast.Call, out, hint) -> Value:
+    return _rounded_math(w, node, "tanh", out, hint)
+
+
+def _rounded_math(w: Walker, node: ast.Call, func: str, out, hint) -> Value:
+    """ct.exp / ct.tanh with an optional rounding_mode (APPROX or FULL, on f32 tiles)."""
+    args = w.call_args(node, ["x", "rounding_mode"], 1)
+    x = _float_tile(w, args["x"], out, hint)
+    rounding = _rounding(w, args.get("rounding_mode"), out)
+    if rounding is None:
+        return Value("tile", x.type, ir.Call(func, (x.expr,)))
+    if rounding not in ("rounding::Approx", "rounding::Full") or w.state.union.find(x.dtype) != "f32":
+        raise w.error(node, f"ct.{func} takes rounding_mode APPROX or FULL, on f32 tiles")
+    w.state.unsafe_reasons.append(f"{func} with {rounding.split('::')[1]} rounding (cutile marks nondefault "
+                               "rounding unsafe; f32 with it is a supported Tile IR pair)")
+    return w.sem.bind_temp(out, hint, x.type, ir.Unsafe(
+        ir.Call(f"{func}_with_rounding", (x.expr, ir.Lit(rounding))),
+        reason="f32 with this rounding is a supported Tile IR pair"))
+
+
+@ct_op("static_assert")
+def ct_static_assert(w: Walker, node: ast.Call, out, hint) -> Value:
+    """Decided here where the condition is known, else checked by the launcher (it is made of
+    ct.Constant values, which the launcher has before it compiles anything)."""
+    args = w.call_args(node, ["condition", "message"], 1)
+    cond = w.expr(args["condition"], out)
+    try:
+        message = str(w.eval_static(args["message"])) if "message" in args else "static_assert failed"
+    except Exception:  # e.g. an f-string of the constants
+        message = ast.unparse(args["message"])
+    source = f"{w.state.src.display_file}:{node.lineno}: {ast.unparse(args['condition'])}"
+    if cond.kind == "const":
+        if not cond.py:
+            raise w.error(node, f"ct.static_assert fails: {message}")
+        return Value("const", py=None)
+    consts = {rust_name(c.name) for c in w.state.params if isinstance(c, ir.ConstParam)}
+    names = {n.id for n in ast.walk(args["condition"]) if isinstance(n, ast.Name)}
+    if cond.kind != "scalar" or cond.dtype != "bool" or any(
+            rust_name(n) not in consts and w.lookup(n) is not None and w.lookup(n).let is not None
+            for n in names):
+        raise w.error(node, "ct.static_assert needs a condition made of ct.Constant values")
+    w.state.launch_check(cond.expr, f"ct.static_assert fails at {source} ({message})")
+    return Value("const", py=None)
+
+
+def _ftz(w: Walker, node: ast.expr | None, out) -> str:
+    if node is None:
+        return "ftz::Disabled"
+    val = w.expr(node, out)
+    if val.kind != "const" or not isinstance(val.py, bool):
+        raise w.error(node, "flush_to_zero must be True or False")
+    return "ftz::Enabled" if val.py else "ftz::Disabled"
+
+
+@ct_op("exp2")
+def ct_exp2(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "flush_to_zero"], 1)
+    x = _float_tile(w, args["x"], out, hint)
+    return Value("tile", x.type, ir.Call("exp2", (x.expr, ir.Lit(_ftz(w, args.get("flush_to_zero"), out)))))
+
+
+@ct_op("sqrt")
+def ct_sqrt(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "flush_to_zero"], 1)
+    x = _float_tile(w, args["x"], out, hint)
+    return Value("tile", x.type, ir.Call("sqrt", (x.expr, ir.Lit("rounding::NearestEven"),
+                                                ir.Lit(_ftz(w, args.get("flush_to_zero"), out)))))
+
+
+@ct_op("rsqrt")
+def ct_rsqrt(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "flush_to_zero"], 1)
+    x = _float_tile(w, args["x"], out, hint)
+    return Value("tile", x.type, ir.Call("rsqrt", (x.expr, ir.Lit(_ftz(w, args.get("flush_to_zero"), out)))))
+
+
+def _reduce(w: Walker, node: ast.Call, func: str, out, hint) -> Value:
+    args = w.call_args(node, ["x", "axis", "keepdims"], 1)
+    x = w.tile_arg(args["x"], out, hint)
+    rank = len(x.shape)
+    axis_val = w.expr(args["axis"], out) if "axis" in args else Value("const", py=None)
+    keep = w.expr(args["keepdims"], out).py if "keepdims" in args else False
+    axes = list(range(rank)) if axis_val.py is None else (
+        [w.sem.int_const(a, node) for a in axis_val.py] if axis_val.kind == "tuple" else [w.sem.int_const(axis_val, node)])
+    axes = sorted({a + rank if a < 0 else a for a in axes}, reverse=True)
+    if any(not 0 <= a < rank for a in axes):
+        raise w.error(node, f"axis out of range for a rank-{rank} tile")
+    shape = list(x.shape)
+    cur = x
+    for a in axes:  # one axis at a time, highest first, so no shape needs a product of dims
+        del shape[a]
+        cur = w.sem.bind_temp(out, hint, ir.TileType(x.dtype, tuple(shape)), ir.Call(func, (cur.expr, ir.Lit(f"{a}i32"))))
+    if keep:
+        kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+        cur = w.sem.bind_temp(out, hint, ir.TileType(x.dtype, kept), ir.Method(cur.expr, "reshape", (ir.Shape(kept),)))
+    return cur
+
+
+@ct_op("full")
+def ct_full(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["shape", "fill_value", "dtype"], 3)
+    return _filled(w, node, args["shape"], w.expr(args["fill_value"], out), args["dtype"], out, hint)
+
+
+@ct_op("zeros")
+def ct_zeros(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["shape", "dtype"], 2)
+    return _filled(w, node, args["shape"], Value("const", py=0), args["dtype"], out, hint)
+
+
+@ct_op("ones")
+def ct_ones(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["shape", "dtype"], 2)
+    return _filled(w, node, args["shape"], Value("const", py=1), args["dtype"], out, hint)
+
+
+def _filled(w: Walker, node, shape_node, fill: Value, dtype_node, out, hint) -> Value:
+    shape = w.dims(shape_node, out)
+    dtype = w.dtype_arg(dtype_node, out)
+    if fill.kind == "const" and dtype in ("f32", "i32", "i64", "f64"):
+        lit = float_literal(float(fill.py), dtype, dense=True) if dtype in FLOAT_RANK else ir.Lit(f"{int(fill.py)}{dtype}")
+        return w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("constant", (lit, ir.Shape(shape))))
+    tile = w.sem.splat(fill, dtype, shape, out, hint, node)
+    if isinstance(tile.expr, ir.Var):
+        return tile
+    return w.sem.bind_temp(out, hint, tile.type, tile.expr)
+
+
+@ct_op("mma")
+def ct_mma(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "y", "acc"], 3)
+    a, b, acc = (w.tile_arg(args[k], out, hint) for k in ("x", "y", "acc"))
+    if len(a.shape) != 2 or len(b.shape) != 2 or len(acc.shape) != 2:
+        raise w.error(node, "only 2-D ct.mma is supported yet")
+    if a.shape[1] != b.shape[0] or acc.shape != (a.shape[0], b.shape[1]):
+        raise w.error(node, f"ct.mma shapes do not match: {a.shape} x {b.shape} -> {acc.shape}")
+    w.sem.common_dtype(a.dtype, b.dtype, node)
+    return Value("tile", acc.type, ir.Call("mma", (a.expr, b.expr, acc.expr)))
+
+
+@ct_op("matmul")
+def ct_matmul(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "y"], 2)
+    return w.sem.matmul(node, w.tile_arg(args["x"], out, hint), w.tile_arg(args["y"], out, hint), out, hint)
+
+
+@ct_op("arange")
+def ct_arange(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["size", "dtype"], 1)
+    shape = w.dims(ast.copy_location(ast.Tuple(elts=[args["size"]], ctx=ast.Load()), node), out)
+    dtype = w.dtype_arg(args["dtype"], out) if "dtype" in args else "i32"
+    if dtype not in ("i32", "i64"):
+        raise w.error(node, "ct.arange of a float dtype is not supported yet")
+    iota = w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
+    iota.iota_offset = Value("const", py=0)
+    iota.nonneg = True
+    return iota
+
+
+@ct_op("where")
+def ct_where(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["cond", "x", "y"], 3)
+    cond = w.tile_arg(args["cond"], out, hint)
+    if w.state.union.find(cond.dtype) != "bool":
+        raise w.error(args["cond"], "ct.where needs a bool tile (a comparison) as its condition")
+    x, y = w.expr(args["x"], out, hint), w.expr(args["y"], out, hint)
+    if "tile" not in (x.kind, y.kind):
+        # Two numbers: a tile of the condition's shape, of their common dtype.
+        scalars = [v for v in (x, y) if v.kind == "scalar"]
+        dtype = (w.sem.scalar_binop(node, "+", x, y).dtype if scalars else
+                 "f32" if any(isinstance(v.py, float) for v in (x, y)) else "i32")
+        x = w.sem.splat(x, dtype, cond.shape, out, hint, node)
+    type_, a, b = w.sem.tile_operands(node, x, y, out, hint)
+    shape = w.sem.broadcast_shape(cond.shape, type_.shape, node)
+    cond = w.sem.broadcast(cond, shape, out, hint)
+    va = w.sem.broadcast(Value("tile", type_, a), shape, out, hint)
+    vb = w.sem.broadcast(Value("tile", type_, b), shape, out, hint)
+    return w.sem.bind_temp(out, hint, ir.TileType(type_.dtype, shape), ir.Call("select", (cond.expr, va.expr, vb.expr)))
+
+
+@ct_op("reshape")
+def ct_reshape(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "shape"], 2)
+    x = w.tile_arg(args["x"], out, hint)
+    shape = w.dims(args["shape"], out)
+    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
+
+
+@ct_op("expand_dims")
+def ct_expand_dims(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "axis"], 2)
+    x = w.tile_arg(args["x"], out, hint)
+    axis = w.sem.int_const(w.expr(args["axis"], out), node)
+    rank = len(x.shape) + 1
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        raise w.error(node, f"axis {axis} is out of range for a rank-{rank} result")
+    shape = x.shape[:axis] + (1,) + x.shape[axis:]
+    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
+
+
+@ct_op("permute")
+def ct_permute(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "axes"], 2)
+    x = w.tile_arg(args["x"], out, hint)
+    axes_val = w.expr(args["axes"], out)
+    axes = [w.sem.int_const(a, node) for a in (axes_val.py if axes_val.kind == "tuple" else [axes_val])]
+    if sorted(axes) != list(range(len(x.shape))):
+        raise w.error(node, f"axes {axes} are not a permutation of the tile's {len(x.shape)} axes")
+    return _permuted(w, x, axes, out, hint)
+
+
+def _permuted(w: Walker, x: Value, axes: list[int], out, hint) -> Value:
+    """`x` with its axes in the order `axes`."""
+    shape = tuple(x.shape[a] for a in axes)
+    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape),
+                           ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
+
+
+@ct_op("transpose")
+def ct_transpose(w: Walker, node: ast.Call, out, hint) -> Value:
+    """Swaps two axes (a 2-D tile's two without axis0/axis1): `.transpose()` in 2-D, a permute else."""
+    args = w.call_args(node, ["x", "axis0", "axis1"], 1)
+    x = w.tile_arg(args["x"], out, hint)
+    rank = len(x.shape)
+    if "axis0" not in args and "axis1" not in args:
+        if rank != 2:
+            raise w.error(node, "ct.transpose of a tile that is not 2-D needs axis0 and axis1")
+        axis0, axis1 = 0, 1
+    else:
+        axis0, axis1 = (w.sem.int_const(w.expr(args[k], out), node) if k in args else None
+                        for k in ("axis0", "axis1"))
+        if axis0 is None or axis1 is None:
+            raise w.error(node, "ct.transpose needs both axis0 and axis1, or neither")
+        axis0, axis1 = (a + rank if a < 0 else a for a in (axis0, axis1))
+        if not (0 <= axis0 < rank and 0 <= axis1 < rank):
+            raise w.error(node, f"transpose axes out of range for a rank-{rank} tile")
+    axes = list(range(rank))
+    axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
+    if axes == list(range(rank)):
+        return x
+    shape = tuple(x.shape[a] for a in axes)
+    if rank == 2:
+        return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "transpose"))
+    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape),
+                           ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
+
+
+def _bitwise(w: Walker, node: ast.Call, op: ast.operator, out, hint) -> Value:
+    """ct.bitwise_and/or/xor/lshift/rshift: the operators `&`, `|`, `^`, `<<`, `>>`."""
+    args = w.call_args(node, ["x", "y"], 2)
+    binop = ast.copy_location(ast.BinOp(left=args["x"], op=op, right=args["y"]), node)
+    return w.expr(binop, out, hint)
+
+
+@ct_op("bitwise_and")
+def ct_bitwise_and(w: Walker, node, out, hint):
+    return _bitwise(w, node, ast.BitAnd(), out, hint)
+
+
+@ct_op("bitwise_or")
+def ct_bitwise_or(w: Walker, node, out, hint):
+    return _bitwise(w, node, ast.BitOr(), out, hint)
+
+
+@ct_op("bitwise_xor")
+def ct_bitwise_xor(w: Walker, node, out, hint):
+    return _bitwise(w, node, ast.BitXor(), out, hint)
+
+
+@ct_op("bitwise_lshift")
+def ct_bitwise_lshift(w: Walker, node, out, hint):
+    return _bitwise(w, node, ast.LShift(), out, hint)
+
+
+@ct_op("bitwise_rshift")
+def ct_bitwise_rshift(w: Walker, node, out, hint):
+    return _bitwise(w, node, ast.RShift(), out, hint)
+
+
+@ct_op("bitwise_not")
+def ct_bitwise_not(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x"], 1)
+    return w.expr(ast.copy_location(ast.UnaryOp(op=ast.Invert(), operand=args["x"]), node), out, hint)
+
+
+@ct_op("cumsum")
+def ct_cumsum(w: Walker, node: ast.Call, out, hint) -> Value:
+    """An inclusive prefix sum along one axis: cutile's scan_sum, from the dtype's zero."""
+    args = w.call_args(node, ["x", "axis", "reverse", "rounding_mode", "flush_to_zero"], 1)
+    x = w.tile_arg(args["x"], out, hint)
+    if _rounding(w, args.get("rounding_mode"), out) is not None or _ftz(w, args.get("flush_to_zero"), out) \
+            != "ftz::Disabled":
+        raise w.error(node, "ct.cumsum with rounding_mode or flush_to_zero is not supported yet")
+    rank = len(x.shape)
+    axis = w.sem.int_const(w.expr(args["axis"], out), node) if "axis" in args else 0
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        raise w.error(node, f"axis out of range for a rank-{rank} tile")
+    reverse = w.expr(args["reverse"], out) if "reverse" in args else Value("const", py=False)
+    if reverse.kind != "const" or not isinstance(reverse.py, bool):
+        raise w.error(node, "reverse must be True or False")
+    dtype = w.state.union.find(x.dtype)
+    if dtype == "bool":
+        raise w.error(node, "ct.cumsum of a bool tile is not supported yet")
+    zero = ir.Lit(f"0{dtype}") if dtype in ("i32", "i64") else float_literal(0.0, dtype) if dtype in (
+        "f32", "f64") else w.sem.bind_temp(out, f"{hint}_zero", ir.ScalarType(x.dtype),
+                                           ir.Call("convert_scalar", (float_literal(0.0),))).expr
+    # cutile 0.5.0's scan_sum writes `dim = 0` into the Tile IR whatever axis it is given
+    # (compile_scan_op): another axis is brought to the front, scanned, and put back.
+    order = [axis] + [a for a in range(rank) if a != axis]
+    if axis != 0:
+        x = _permuted(w, x, order, out, hint)
+    scanned = w.sem.bind_temp(out, hint, x.type, ir.Call("scan_sum", (
+        x.expr, ir.Lit("0i32"), ir.Lit("reverse::Reverse" if reverse.py else "reverse::Forward"), zero)))
+    return _permuted(w, scanned, [order.index(a) for a in range(rank)], out, hint) if axis != 0 else scanned
+
+
+@ct_op("extract")
+def ct_extract(w: Walker, node: ast.Call, out, hint) -> Value:
+    """The `index`-th block of `shape` in `x` (cutile's extract, with slice indices)."""
+    args = w.call_args(node, ["x", "index", "shape"], 3)
+    x = w.tile_arg(args["x"], out, hint)
+    shape = w.dims(args["shape"], out)
+    index = w.expr(args["index"], out, hint="index")
+    items = index.py if index.kind == "tuple" else [index]
+    if not len(items) == len(shape) == len(x.shape):
+        raise w.error(node, "ct.extract needs an index and a shape of the tile's rank")
+    for have, want in zip(x.shape, shape):
+        if isinstance(have, int) and isinstance(want, int) and have % want:
+            raise w.error(node, f"ct.extract of shape {shape} does not divide the tile's {x.shape}")
+    indices = [w.sem.bind_temp(out, "index", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (
+        w.sem.i32(i, args["index"], out),))).expr for i in items]
+    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape),
+                           ir.Call("extract", (x.expr, ir.Lit(f"[{', '.join(e.name for e in indices)}]"))))
+
+
+@ct_op("cdiv")
+def ct_cdiv(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["a", "b"], 2)
+    a, b = w.expr(args["a"], out), w.expr(args["b"], out)
+    if a.kind == "const" and b.kind == "const":
+        return Value("const", py=-(-a.py // b.py))
+    return Value("scalar", ir.ScalarType("i32"), ir.Call("ceil_div", (w.sem.i32(a, node, out), w.sem.i32(b, node, out))))
+
+
+def _unary_math(name: str):
+    """The handler of a float function of one tile and no modes (`ct.log`, `ct.sin`, ...)."""
+    def handler(w: Walker, node: ast.Call, out, hint) -> Value:
+        args = w.call_args(node, ["x"], 1)
+        x = _float_tile(w, args["x"], out, hint)
+        return Value("tile", x.type, ir.Call(name, (x.expr,)))
+    return handler
+
+
+def _reduction(func: str):
+    """The handler of a reduction (`ct.sum`, `ct.max`, ...): cutile's `func` over the axes given."""
+    def handler(w: Walker, node: ast.Call, out, hint) -> Value:
+        return _reduce(w, node, func, out, hint)
+    return handler
+
+
+for _name in UNARY_MATH:
+    if _name not in OPS:  # ct.tanh has rounding modes: a handler of its own
+        register(_name, _unary_math(_name))
+for _name, _func in REDUCTIONS.items():
+    register(_name, _reduction(_func))

@@ -1,0 +1,557 @@
+"""cuTile Python's rules, made explicit for Rust: promotion of dtypes and literals, broadcasting,
+Python's integer semantics (`//` floors, `%` takes the divisor's sign), which arrays hold integers,
+and the operators on tiles and scalars. It works on `Value`s and appends the statements a value
+needs; evaluating Python expressions is the walker's job."""
+
+from __future__ import annotations
+
+import ast
+
+from ... import dtypes
+from ...dtypes import DEFAULT_ARRAY_DTYPES, FLOAT_RANK
+from .. import ir
+from ..rust_syntax import float_literal, number_literal, rust_name
+from .bindings import Binding, Value
+from .facts import fold, show_type, with_article
+from .state import KernelState
+
+# Python's binary operators as Rust's (`//` is corrected where it can differ: see `binop`).
+RUST_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/", ast.BitAnd: "&",
+                  ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+
+
+class Semantics:
+    """The typing rules of one kernel's lowering (its dtype classes and facts live in `state`)."""
+
+    def __init__(self, state: KernelState):
+        self.state = state
+        self.error = state.error
+
+    def as_carried(self, target: ast.Name, prev: Binding, val: Value, out: list[ir.Stmt]) -> Value:
+        """`val` as the type of the variable it updates. Integers stay what the variable holds
+        (an index array's dtype plus an i32 count, as Python's promotion keeps the wider)."""
+        if prev.val.type == val.type:
+            return val
+        if prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape:
+            integers = self.int_tile(prev.val.dtype), self.int_tile(val.dtype)
+            if integers[0] != integers[1]:  # an integer variable updated with an array's values, or the
+                # reverse: that array holds integers, if it is an array's at all
+                integers = (self.integer(val.dtype if integers[0] else prev.val.dtype),) * 2
+            if all(integers):
+                return self.convert(val, prev.val.dtype, out, target.id)
+        raise self.error(target, f"'{target.id}' changes type inside the loop "
+                                 f"({show_type(prev.val.type)} -> {show_type(val.type)})")
+
+    def common_branch_dtype(self, a: ir.Type, b: ir.Type) -> ir.TileType | None:
+        """Two branches bind one name to tiles of one shape, one of an array's dtype, the other of
+        a concrete dtype (e.g. `mean = ct.sum(x) / D` or `mean = ct.gather(Mean, rows)` under a
+        ct.Constant): cuTile Python traces one branch per specialization, Rust types both. The
+        array's dtype is restricted to the concrete one (the launcher refuses others), so the
+        conversion that makes the branches agree changes nothing. None where that does not apply."""
+        if not (isinstance(a, ir.TileType) and isinstance(b, ir.TileType) and a.shape == b.shape):
+            return None
+        da, db = self.state.union.find(a.dtype), self.state.union.find(b.dtype)
+        if da == db or da.startswith("$") == db.startswith("$"):
+            return None
+        generic, concrete = (da, db) if da.startswith("$") else (db, da)
+        self.state.stored_dtypes.setdefault(generic[1:], set()).add(concrete)
+        return ir.TileType(concrete, a.shape)
+
+    def zero(self, type_: ir.Type, out: list[ir.Stmt], hint: str) -> ir.Expr | None:
+        """A placeholder value of `type_` (overwritten by both branches before any use)."""
+        if isinstance(type_, ir.ScalarType):
+            return {"i32": ir.Lit("0i32"), "i64": ir.Lit("0i64"), "f32": ir.Lit("0.0f32"),
+                    "bool": ir.Lit("false")}.get(type_.dtype)
+        if isinstance(type_, ir.TileType) and self.state.union.find(type_.dtype) != "bool":
+            tile = self.splat(Value("const", py=0), type_.dtype, type_.shape, out, f"{hint}_init", self.state.src.func)
+            return tile.expr
+        return None
+
+    def positive_step(self, val: Value, step: ir.Expr | None) -> bool:
+        """A loop step known positive: a positive literal, or a ct.Constant then checked so at launch."""
+        if step is None or (val.kind == "const" and isinstance(val.py, int) and val.py > 0):
+            return True
+        if val.kind == "scalar" and val.dim is not None:
+            self.require_positive(val)
+            return True
+        return False
+
+    def new_axes(self, node: ast.Subscript, base: Value, out: list[ir.Stmt], hint: str) -> Value:
+        """`t[:, None]`, `t[None, :]`: full slices and new axes, i.e. a reshape."""
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        shape, axis = [], 0
+        for item in items:
+            if isinstance(item, ast.Constant) and item.value is None:
+                shape.append(1)
+            elif isinstance(item, ast.Slice) and item.lower is item.upper is item.step is None:
+                if axis >= len(base.shape):
+                    raise self.error(node, "more axes than the tile has")
+                shape.append(base.shape[axis])
+                axis += 1
+            else:
+                raise self.error(node, "indexing a tile is supported with `:` and `None` only")
+        if axis != len(base.shape):
+            shape += list(base.shape[axis:])
+        shape_t = tuple(shape)
+        result = self.bind_temp(out, hint, ir.TileType(base.dtype, shape_t), ir.Method(base.expr, "reshape",
+                                                                                        (ir.Shape(shape_t),)))
+        result.nonneg = base.nonneg
+        return result
+
+    def integer_comparison(self, op: ast.cmpop, left: Value, right: Value) -> None:
+        """An array's values compared for equality with integers, or ordered against an integer
+        scalar (a count, a position), are integers (see `_integer`)."""
+        for a, b in ((left, right), (right, left)):
+            if a.kind in ("tile", "scalar") and b.kind in ("tile", "scalar") and \
+                    self.state.union.find(a.dtype).startswith("$") and self.state.union.find(b.dtype) in ("i32", "i64") and \
+                    (isinstance(op, (ast.Eq, ast.NotEq)) or b.kind == "scalar"):
+                self.integer(a.dtype)
+
+    def dtype_test(self, node: ast.AST, a: Value, b: Value, negate: bool) -> Value:
+        """`A.dtype == ct.float32`: a constant where both dtypes are known, else a test of the
+        dtype the launcher binds, which only a conditional expression choosing a dtype may use."""
+        ra, rb = self.state.union.find(a.py), self.state.union.find(b.py)
+        generic = [r for r in (ra, rb) if r.startswith("$")]
+        if not generic:
+            return Value("const", py=(ra == rb) != negate)
+        if len(generic) == 2:
+            if ra == rb:
+                return Value("const", py=not negate)
+            raise self.error(node, "comparing the dtypes of two arrays is not supported yet")
+        concrete = rb if ra.startswith("$") else ra
+        return Value("dtype_test", py=(generic[0], concrete, negate))
+
+    def derived_dtype(self, node: ast.IfExp, test: Value, then: Value, other: Value) -> Value:
+        """`X if A.dtype == d else Y` over dtypes: a dtype the launcher picks from A's."""
+        if then.kind != "dtype" or other.kind != "dtype":
+            raise self.error(node, "a test of an array's dtype can only choose between dtypes here")
+        cls, when, negate = test.py
+        if negate:
+            then, other = other, then
+        key = (cls, when, self.state.union.find(then.py), self.state.union.find(other.py))
+        for name, k in self.state.derived.items():
+            if k == key:
+                return Value("dtype", py=name)
+        name = f"@{len(self.state.derived)}"
+        self.state.derived[name] = key
+        return Value("dtype", py=name)
+
+    def and_(self, a: Value, b: Value, op: str = "&&") -> Value:
+        if a.kind == "const":
+            return b if bool(a.py) == (op == "&&") else a
+        if b.kind == "const":
+            return a if bool(b.py) == (op == "&&") else b
+        return Value("scalar", ir.ScalarType("bool"), ir.Binary(op, a.expr, b.expr))
+
+    def dim_val(self, d: ir.Dim) -> Value:
+        if isinstance(d, int):
+            return Value("const", py=d)
+        return Value("scalar", ir.ScalarType("i32"), ir.Var(rust_name(d)), dim=d)
+
+    def i32(self, val: Value, node: ast.AST, out: list[ir.Stmt] | None = None) -> ir.Expr:
+        """`val` where an i32 scalar is needed (an index, a bound, a count). A 0-d tile is a scalar
+        in cuTile Python: its value, through `out`; an index array's values are converted."""
+        if val.kind == "const" and isinstance(val.py, int) and not isinstance(val.py, bool):
+            return ir.Lit(f"{val.py}i32")
+        if val.kind == "scalar" and val.dtype == "i32":
+            return val.expr
+        if val.kind == "scalar" and self.state.survey and self.state.union.find(val.dtype).startswith("$"):
+            self.integer(val.dtype)  # an array's value used as an index (survey only: see `.item()`)
+            return val.expr
+        if val.kind == "tile" and val.shape == () and out is not None and self.integer(val.dtype):
+            return self.scalar_of(self.convert(val, "i32", out, "index"), out, "index").expr
+        raise self.error(node, "expected an i32 scalar (an index, a bound or a count)")
+
+    def int_const(self, val: Value, node: ast.AST) -> int:
+        if val.kind == "const" and isinstance(val.py, int) and not isinstance(val.py, bool):
+            return val.py
+        raise self.error(node, "expected an integer constant")
+
+    def bind_temp(self, out: list[ir.Stmt], hint: str, type_: ir.Type, value: ir.Expr) -> Value:
+        name = self.state.fresh(hint)
+        self.state.temps.add(name)
+        self.state.temp_defs[name] = value
+        out.append(ir.Let(name, type_, value, self.state.line))
+        return Value("tile" if isinstance(type_, ir.TileType) else "scalar", type_, ir.Var(name))
+
+    def scalar_of(self, tile: Value, out: list[ir.Stmt], hint: str) -> Value:
+        """The value of a 0-d tile, as a scalar. cutile's tile_to_scalar leaves the JIT's own type
+        of the value a tile, against which it cannot fold constants ("expected a scalar element
+        type" for `v - (B - 1)`); convert_scalar after it gives the value a scalar's type."""
+        type_ = ir.ScalarType(self.state.union.find(tile.dtype))
+        raw = self.bind_temp(out, hint, type_, ir.Call("tile_to_scalar", (tile.expr,)))
+        return self.bind_temp(out, hint, type_, ir.Call("convert_scalar", (raw.expr,)))
+
+    def convert(self, val: Value, dtype: str, out: list[ir.Stmt], hint: str) -> Value:
+        if self.state.union.find(val.dtype) == self.state.union.find(dtype):
+            return val
+        if self.state.union.find(dtype) in ("i32", "i64"):
+            self.integer(val.dtype)  # an array's values taken as integers
+        if self.int_tile(val.dtype) and self.int_tile(dtype):
+            if self.state.pinned(val.dtype) is not None and self.state.pinned(val.dtype) == self.state.pinned(dtype):
+                # One integer type at every launch (e.g. an index array stated int32): convert_tile is
+                # the identity, and tileiras keeps what it knows of the value (its divisibility).
+                return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
+            # cutile 0.5.0 converts no integer to another integer type (its convert_tile does identity
+            # and int <-> float only), and an index array's is i32 or i64 as launched: through f64,
+            # exact below 2**53.
+            wide = self.bind_temp(out, hint, ir.TileType("f64", val.shape), ir.Call("convert_tile", (val.expr,)))
+            return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (wide.expr,)))
+        if self.state.union.find(val.dtype) == "bool":
+            # cutile converts no bools: True and False are chosen as 1 and 0 of the target dtype.
+            ones, zeros = (self.splat(Value("const", py=v), dtype, val.shape, out, hint, self.state.src.func) for v in (1, 0))
+            return self.bind_temp(out, hint, ir.TileType(dtype, val.shape),
+                                   ir.Call("select", (val.expr, ones.expr, zeros.expr)))
+        return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
+
+    def splat(self, val: Value, dtype: str, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str,
+               node: ast.AST) -> Value:
+        """A compile-time or scalar value as a tile of `dtype` and `shape`."""
+        if val.kind == "const":
+            concrete = dtype if dtype in FLOAT_RANK or dtype in ("i32", "i64") else (
+                "i32" if self.index_class(dtype) else "f32")
+            if concrete in ("f16", "bf16", "tf32"):
+                concrete = "f32"
+            if concrete in FLOAT_RANK:
+                lit = float_literal(float(val.py), concrete)
+            else:
+                if isinstance(val.py, float):
+                    raise self.error(node, "a float literal cannot combine with an integer tile")
+                lit = ir.Lit(f"{int(val.py)}{concrete}")
+            tile = self.scalar_tile(lit, concrete, shape, out, hint)
+            if concrete != dtype:
+                return self.convert(self.named(tile, out, hint), dtype, out, hint)
+            return tile
+        if val.kind == "scalar":
+            tile = self.scalar_tile(val.expr, val.dtype, shape, out, hint)
+            if val.dtype != dtype:
+                tile_is_float = dtype in FLOAT_RANK or dtype.startswith("$")
+                if not tile_is_float and self.state.survey and self.state.union.find(val.dtype).startswith("$"):
+                    self.integer(val.dtype)  # an array's value (`.item()`) with an integer tile
+                elif not tile_is_float:  # a float scalar with an integer tile
+                    raise self.error(node, f"a {val.dtype} scalar cannot combine with a {dtype} tile")
+                return self.convert(self.named(tile, out, hint), dtype, out, hint)
+            return tile
+        raise self.error(node, f"{with_article(val.kind)} cannot be used as a tile operand")
+
+    def named(self, val: Value, out: list[ir.Stmt], hint: str) -> Value:
+        """`val` bound to a typed name, unless it is one already."""
+        return val if isinstance(val.expr, ir.Var) else self.bind_temp(out, hint, val.type, val.expr)
+
+    def scalar_tile(self, value: ir.Expr, dtype: str, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str) -> Value:
+        """A tile of `shape` holding the scalar `value` everywhere. A 0-d one wraps the scalar (cutile's
+        0-d broadcast breaks Tile IR's same-rank rule), under a typed name (rustc cannot infer it)."""
+        if shape:
+            return Value("tile", ir.TileType(dtype, shape), ir.Call("broadcast_scalar", (value, ir.Shape(shape))))
+        return self.bind_temp(out, hint, ir.TileType(dtype, ()), ir.Call("scalar_to_tile", (value,)))
+
+    def broadcast(self, val: Value, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str) -> Value:
+        if val.shape == shape:
+            return val
+        if isinstance(val.expr, ir.Var):
+            hint = f"{val.expr.name}_bcast"
+        if len(val.shape) < len(shape):
+            padded = (1,) * (len(shape) - len(val.shape)) + val.shape
+            val = self.bind_temp(out, hint, ir.TileType(val.dtype, padded), ir.Method(val.expr, "reshape", (ir.Shape(padded),)))
+            if padded == shape:
+                return val
+        return self.bind_temp(out, hint, ir.TileType(val.dtype, shape), ir.Method(val.expr, "broadcast", (ir.Shape(shape),)))
+
+    def broadcast_shape(self, a: tuple, b: tuple, node: ast.AST) -> tuple:
+        n = max(len(a), len(b))
+        a = (1,) * (n - len(a)) + a
+        b = (1,) * (n - len(b)) + b
+        shape = []
+        for x, y in zip(a, b):
+            if x == y or self.dim_value(y) == 1:
+                shape.append(x)
+            elif self.dim_value(x) == 1:
+                shape.append(y)
+            else:
+                raise self.error(node, f"tile shapes {a} and {b} do not broadcast")
+        return tuple(shape)
+
+    def dim_value(self, d: ir.Dim) -> ir.Dim:
+        """A tile dimension, as a number where this branch knows the ct.Constant naming it."""
+        return self.state.facts.get(ir.Var(rust_name(d)), d) if isinstance(d, str) else d
+
+    def integer(self, dtype: str) -> bool:
+        """Whether values of `dtype` are integers. Of an array's dtype, asked where the kernel uses
+        them as integers only (an index, a bound, `//`, `%`, bits, equality with integers): this
+        makes the array an index array, which the launcher takes as int32 or int64."""
+        root = self.state.union.find(dtype)
+        if root.startswith("$"):
+            self.state.int_arrays.update(a for a in self.state.arrays if self.state.union.find(f"${a}") == root)
+            return True
+        return root in ("i32", "i64", "i16", "i8", "u8")
+
+    def int_tile(self, dtype: str) -> bool:
+        """Whether tiles of `dtype` hold integers: a concrete integer dtype, or an index array's."""
+        return self.state.union.find(dtype) in ("i32", "i64") or self.index_class(dtype)
+
+    def index_class(self, dtype: str) -> bool:
+        """Whether `dtype` is the dtype of an index array (see `_integer`), without making it one."""
+        root = self.state.union.find(dtype)
+        return root.startswith("$") and any(self.state.union.find(f"${a}") == root for a in self.state.int_arrays)
+
+    def common_dtype(self, a: str, b: str, node: ast.AST) -> str:
+        ra, rb = self.state.union.find(a), self.state.union.find(b)
+        if ra == rb:
+            return a
+        if ra.startswith("$") and rb.startswith("$"):
+            # Two arrays' dtypes meet in one operation: cuTile Python requires (or promotes to)
+            # one dtype, so the launcher will require them to be equal.
+            self.state.union.union(ra, rb)
+            return a
+        concrete = rb if ra.startswith("$") else ra
+        generic = ra if ra.startswith("$") else rb
+        if concrete in ("i32", "i64") and self.index_class(generic):
+            return concrete  # an index array's values, converted to the kernel's integers
+        if concrete in ("i32", "i64") and self.state.survey:
+            return generic  # the survey goes on: later uses may tell it is an index
+        stated = [d for a in self.state.arrays if self.state.union.find(f"${a}") == generic for d in self.state.user_dtypes.get(a, ())]
+        if concrete == "f32" and all(dtypes.stated(d) in DEFAULT_ARRAY_DTYPES for d in stated):
+            # An array's dtype (f32, f16 or bf16 unless stated otherwise) with f32: cuTile Python promotes to f32.
+            return "f32"
+        if ra.startswith("$") or rb.startswith("$"):
+            raise self.error(node, f"this mixes a tile of an array's dtype with a {rb if ra.startswith('$') else ra} tile; "
+                                   "make the dtypes explicit with .astype()")
+        if ra in FLOAT_RANK and rb in FLOAT_RANK and FLOAT_RANK[ra] != FLOAT_RANK[rb]:
+            return ra if FLOAT_RANK[ra] > FLOAT_RANK[rb] else rb
+        raise self.error(node, f"mixed dtypes {ra} and {rb}; cast one operand with .astype()")
+
+    def nonneg(self, v: Value) -> bool:
+        if v.kind == "const":
+            return isinstance(v.py, (int, float)) and v.py >= 0
+        return v.nonneg
+
+    def binop(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
+        if lhs.kind == "const" and rhs.kind == "const":
+            return Value("const", py=fold(node.op, lhs.py, rhs.py))
+        if isinstance(node.op, ast.Mod):
+            return self.scalar_mod(node, lhs, rhs, out, hint)
+        if isinstance(node.op, ast.MatMult) and lhs.kind == rhs.kind == "tile":
+            return self.matmul(node, lhs, rhs, out, hint)
+        op = RUST_OPERATORS.get(type(node.op))
+        if op is None:
+            raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
+        if "tile" in (lhs.kind, rhs.kind):
+            return self.tile_binop(node, op, lhs, rhs, out, hint)
+        if isinstance(node.op, ast.Div):
+            lhs, rhs = (self.as_f32(v, out, hint) for v in (lhs, rhs))
+        if isinstance(node.op, ast.FloorDiv):
+            self.require_positive(rhs, scalar=True)
+        val = self.scalar_binop(node, op, lhs, rhs)
+        if not isinstance(node.op, ast.Sub):
+            val.nonneg = self.nonneg(lhs) and self.nonneg(rhs)
+        if isinstance(node.op, ast.FloorDiv) and not val.nonneg:
+            assert isinstance(val.expr, ir.Binary)
+            return self.floor_quotient(val.expr.lhs, val.expr.rhs, val.dtype, hint, out)
+        return val
+
+    def as_f32(self, v: Value, out: list[ir.Stmt], hint: str) -> Value:
+        """An integer operand of Python's true division, as the f32 the division yields."""
+        if v.kind == "const" and isinstance(v.py, int) and not isinstance(v.py, bool):
+            return Value("const", py=float(v.py))
+        if v.kind == "scalar" and v.dtype in ("i32", "i64"):
+            return self.bind_temp(out, f"{hint}_f32", ir.ScalarType("f32"), ir.Call("convert_scalar", (v.expr,)))
+        return v
+
+    def floor_quotient(self, a: ir.Expr, b: ir.Expr, dt: str, hint: str, out: list[ir.Stmt]) -> Value:
+        """`a // b` of two integer scalars as Python floors it, where cutile's integer `/` truncates:
+        Tile IR's `divi` rounding toward negative infinity on 0-d tiles, as cuTile Python emits it,
+        one operation and no branch in every trip of a persistent loop's tile-index arithmetic."""
+        ta, tb = (self.bind_temp(out, f"{hint}_{what}", ir.TileType(dt, ()), ir.Call("scalar_to_tile", (v,))).expr
+                  for v, what in ((a, "dividend"), (b, "divisor")))
+        floor = self.bind_temp(out, f"{hint}_floor", ir.TileType(dt, ()),
+                                ir.Call("divi", (ta, tb, ir.Lit("rounding::NegativeInf"))))
+        return self.scalar_of(floor, out, hint)
+
+    def require_positive(self, divisor: Value, scalar: bool = False) -> None:
+        """A ct.Constant divisor is checked positive at launch, which makes quotients and
+        remainders of non-negative values non-negative. Not a scalar division under a runtime
+        condition (`h // G if G > 0 else h`): that one gets Python's floor correction instead."""
+        if scalar and self.state.guarded:
+            return
+        if divisor.kind == "scalar" and divisor.dim is not None:
+            for p in self.state.params:
+                if isinstance(p, ir.ConstParam) and p.name == divisor.dim:
+                    p.positive = True
+            divisor.nonneg = True
+
+    def tile_mod(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
+        self.require_positive(rhs)
+        type_, a, b = self.tile_operands(node, lhs, rhs, out, hint)
+        dt = self.state.union.find(type_.dtype)
+        if not self.integer(dt):
+            raise self.error(node, "% on float tiles is not supported yet")
+        rem = self.bind_temp(out, f"{hint}_rem", type_, ir.Call("remi", (a, b)))
+        if self.nonneg(lhs) and self.nonneg(rhs):
+            rem.nonneg = True
+            return rem  # C's remainder equals Python's for non-negative operands
+        if not self.nonneg(rhs):
+            raise self.error(node, "% of tiles by a divisor that may be negative is not supported yet")
+        # A positive divisor: Python adds it to a negative remainder.
+        zero = self.splat(Value("const", py=0), dt, type_.shape, out, hint, node)
+        negative = ir.Call("lt_tile", (rem.expr, zero.expr))
+        return self.bind_temp(out, f"{hint}_mod", type_, ir.Call("select", (negative, ir.Binary("+", rem.expr, b),
+                                                                             rem.expr)))
+
+    def scalar_mod(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
+        if "tile" in (lhs.kind, rhs.kind):
+            return self.tile_mod(node, lhs, rhs, out, hint)
+        self.require_positive(rhs, scalar=True)
+        rem = self.scalar_binop(node, "%", lhs, rhs)
+        if rem.dtype not in ("i32", "i64"):
+            raise self.error(node, "% of floats is not supported yet")
+        if self.nonneg(lhs) and self.nonneg(rhs) and not (rhs.kind == "const" and rhs.py == 0):
+            rem.nonneg = True
+            return rem  # C's remainder equals Python's for non-negative operands
+        # Python's % takes the sign of the divisor: a - (a // b) * b, with the floored quotient,
+        # branch-free (a runtime `if` in Rust is a Tile IR `if` region).
+        dividend, divisor = rem.expr.lhs, rem.expr.rhs
+        quotient = self.floor_quotient(dividend, divisor, rem.dtype, f"{hint}_quot", out)
+        return self.bind_temp(out, f"{hint}_mod", ir.ScalarType(rem.dtype),
+                               ir.Binary("-", dividend, ir.Binary("*", quotient.expr, divisor)))
+
+    def scalar_binop(self, node: ast.expr, op: str, lhs: Value, rhs: Value) -> Value:
+        for v in (lhs, rhs):
+            if v.kind not in ("scalar", "const"):
+                raise self.error(node, f"{with_article(v.kind)} cannot be used in scalar arithmetic or comparisons")
+        if lhs.kind == rhs.kind == "const":
+            raise self.error(node, "this needs a runtime scalar on one side")
+        dtype = lhs.dtype if lhs.kind == "scalar" else rhs.dtype
+        pyop = getattr(node, "op", None)
+        if isinstance(pyop, ast.Div) and dtype in ("i32", "i64"):
+            raise self.error(node, "true division of integers is not supported yet; use //")
+        if isinstance(pyop, ast.FloorDiv) and dtype not in ("i32", "i64"):
+            raise self.error(node, "floor division of floats is not supported yet")
+
+        def operand(v: Value) -> ir.Expr:
+            if v.kind == "scalar":
+                generic = [d for d in (v.dtype, dtype) if self.state.union.find(d).startswith("$")]
+                if v.dtype != dtype and self.state.survey and len(generic) == 1 and \
+                        self.state.union.find(({v.dtype, dtype} - set(generic)).pop()) in ("i32", "i64"):
+                    self.integer(generic[0])  # an array's value (`.item()`) in integer arithmetic
+                elif v.dtype != dtype:
+                    raise self.error(node, f"mixed scalar dtypes {lhs.dtype} and {rhs.dtype}")
+                return v.expr
+            if v.kind == "const":
+                return number_literal(v.py, dtype)
+            raise self.error(node, f"{with_article(v.kind)} cannot be used in scalar arithmetic")
+
+        # For integers this is cutile's truncating `/`; `_binop` corrects `//` where it can differ.
+        return Value("scalar", ir.ScalarType(dtype), ir.Binary(op, operand(lhs), operand(rhs)))
+
+    def tile_binop(self, node: ast.BinOp, op: str, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
+        type_, a, b = self.tile_operands(node, lhs, rhs, out, hint)
+        if isinstance(node.op, (ast.LShift, ast.RShift)) or (
+                isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and self.state.union.find(type_.dtype) != "bool"):
+            self.integer(type_.dtype)  # bits of an array's values
+        if isinstance(node.op, ast.FloorDiv):
+            if not self.integer(type_.dtype):
+                raise self.error(node, "// on float tiles is not supported yet")
+            self.require_positive(rhs)
+            # Python's // rounds toward negative infinity.
+            q = self.bind_temp(out, hint, type_, ir.Call("divi", (a, b, ir.Lit("rounding::NegativeInf"))))
+            q.nonneg = self.nonneg(lhs) and self.nonneg(rhs)
+            return q
+        if isinstance(node.op, ast.Div) and self.int_tile(type_.dtype):
+            raise self.error(node, "true division of integer tiles is not supported yet")
+        if op in ("+", "-") and self.state.union.find(type_.dtype) in ("f32", "f16", "bf16", "f64"):
+            fused = self.fused_mul_add(op, a, b, type_, out, hint)
+            if fused is not None:
+                return fused
+        result = Value("tile", type_, ir.Binary(op, a, b))
+        if isinstance(node.op, (ast.Add, ast.Mult)):
+            result.nonneg = self.nonneg(lhs) and self.nonneg(rhs)
+        # Keep track of `ct.arange(n) + offset`, which gather/scatter can turn into tile accesses.
+        if isinstance(node.op, ast.Add):
+            ramp, other = (lhs, rhs) if lhs.iota_offset is not None else (rhs, lhs)
+            if ramp.iota_offset is not None and other.kind in ("const", "scalar"):
+                base = ramp.iota_offset
+                result.iota_offset = (Value("const", py=base.py + other.py) if base.kind == other.kind == "const"
+                                      else other if base.kind == "const" and base.py == 0
+                                      else self.scalar_binop(node, "+", base, other))
+        return result
+
+    def fused_mul_add(self, op: str, a: ir.Expr, b: ir.Expr, type_: ir.TileType, out: list[ir.Stmt],
+                       hint: str) -> Value | None:
+        """`x * y + c` (in either order), `x * y - c` and `c - x * y` as one fma, where the product
+        is used by the sum alone (an unnamed operand), as cuTile Python's rewrite fuses them:
+        tileiras itself does not contract a multiply and an add (FFMA in cuTile Python's SASS of the
+        layer norm and attention, FMUL + FADD without this)."""
+        if isinstance(a, ir.Binary) and a.op == "*":
+            (x, y), acc, product_first = (a.lhs, a.rhs), b, True
+        elif isinstance(b, ir.Binary) and b.op == "*":
+            (x, y), acc, product_first = (b.lhs, b.rhs), a, False
+        else:
+            return None
+        if op == "-" and product_first:
+            acc = ir.Call("negf", (acc,))  # x * y - c = x * y + (-c)
+        elif op == "-":
+            x = ir.Call("negf", (x,))  # c - x * y = (-x) * y + c
+        return self.bind_temp(out, hint, type_, ir.Call("fma", (
+            x, y, acc, ir.Lit("rounding::NearestEven"), ir.Lit("ftz::Disabled"))))
+
+    def tile_operands(self, node: ast.AST, lhs: Value, rhs: Value, out: list[ir.Stmt],
+                       hint: str) -> tuple[ir.TileType, ir.Expr, ir.Expr]:
+        """Both operands as tiles of one dtype and shape, as cuTile Python's promotion and
+        broadcasting make them."""
+        tiles = [v for v in (lhs, rhs) if v.kind == "tile"]
+        dtype = tiles[0].dtype if len(tiles) == 1 else self.common_dtype(lhs.dtype, rhs.dtype, node)
+        shape = tiles[0].shape if len(tiles) == 1 else self.broadcast_shape(lhs.shape, rhs.shape, node)
+        operands = []
+        for v in (lhs, rhs):
+            if v.kind == "tile":
+                v = self.broadcast(self.convert(v, dtype, out, hint), shape, out, hint)
+            else:
+                v = self.splat(v, dtype, shape, out, hint, node)
+            operands.append(v.expr)
+        return ir.TileType(dtype, shape), operands[0], operands[1]
+
+    def unary(self, node: ast.UnaryOp, val: Value, out: list[ir.Stmt], hint: str) -> Value:
+        if isinstance(node.op, ast.UAdd):
+            return val
+        if isinstance(node.op, ast.Not):
+            if val.kind == "const":
+                return Value("const", py=not val.py)
+            if val.kind == "scalar" and val.dtype == "bool":  # the DSL has no unary `!`
+                return Value("scalar", val.type, ir.Binary("==", val.expr, ir.Lit("false")))
+            raise self.error(node, "`not` takes a bool here")
+        if isinstance(node.op, ast.Invert):  # bitwise not, of integers
+            if val.kind == "const" and isinstance(val.py, int):
+                return Value("const", py=~val.py)
+            if val.kind == "tile" and self.int_tile(val.dtype):
+                return Value("tile", val.type, ir.Call("noti", (val.expr,)))
+            if val.kind == "scalar" and val.dtype in ("i32", "i64"):
+                return Value("scalar", val.type, ir.Binary("^", val.expr, ir.Lit(f"-1{val.dtype}")))
+            raise self.error(node, "~ takes an integer here")
+        if not isinstance(node.op, ast.USub):
+            raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
+        if val.kind == "const":
+            return Value("const", py=-val.py)
+        if val.kind == "tile":
+            if self.int_tile(val.dtype):
+                return Value("tile", val.type, ir.Call("negi", (val.expr, ir.Lit("overflow::None"))))
+            return Value("tile", val.type, ir.Call("negf", (val.expr,)))
+        if val.kind == "scalar":
+            zero = ir.Lit("0.0f32") if val.dtype == "f32" else ir.Lit(f"0{val.dtype}")
+            return Value("scalar", val.type, ir.Binary("-", zero, val.expr))
+        raise self.error(node, f"cannot negate a {val.kind}")
+
+    def matmul(self, node: ast.AST, a: Value, b: Value, out, hint) -> Value:
+        """`ct.matmul(a, b)` or `a @ b`, as cuTile Python lowers it: an mma into a zero accumulator
+        (f32, or i32 for 8-bit integers), cast back to the operands' common dtype."""
+        if len(a.shape) != 2 or len(b.shape) != 2:
+            raise self.error(node, "only 2-D ct.matmul is supported yet")
+        if a.shape[1] != b.shape[0]:
+            raise self.error(node, f"ct.matmul shapes do not match: {a.shape} x {b.shape}")
+        dtype = self.common_dtype(a.dtype, b.dtype, node)
+        a, b = self.convert(a, dtype, out, hint), self.convert(b, dtype, out, hint)
+        acc_dtype = "i32" if self.state.union.find(dtype) in ("i8", "u8") else "f32"
+        shape = (a.shape[0], b.shape[1])
+        zero = self.bind_temp(out, f"{hint}_acc", ir.TileType(acc_dtype, shape),
+                               self.splat(Value("const", py=0), acc_dtype, shape, out, hint, node).expr)
+        product = self.bind_temp(out, hint, zero.type, ir.Call("mma", (a.expr, b.expr, zero.expr)))
+        return self.convert(product, dtype, out, hint)

@@ -1,0 +1,220 @@
+"""What a kernel's lowering knows and decides, in two records: `KernelState`, one per kernel (its
+parameters, dtype classes, array accesses, the checks its launcher makes), and `Frame`, one per
+function being walked (the kernel's body, or an inlined helper: its scopes and module globals).
+A runtime `if` may be lowered twice: `checkpoint` and `rollback` undo the first try."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from ... import dtypes
+from ...dtypes import DEFAULT_ARRAY_DTYPES, INDEX_ARRAY_DTYPES
+from ...errors import TranslationError
+from .. import ir
+from ..frontend import KernelSource
+from ..rust_syntax import rust_name
+from .bindings import ArrayUse, Binding, Value
+from .dtype_classes import DTypeUnion
+from .facts import steps_with
+
+
+@dataclass
+class Frame:
+    """The function being walked: the kernel's body, or one helper inlined into it."""
+
+    scopes: list[dict[str, Binding]]  # innermost last
+    globals: dict[str, Any]  # its module's names
+    depth_base: int = 0  # the loop and branch depth of the call being inlined
+    loop_carried: set[str] = field(default_factory=set)  # names its loops carry from one trip to the next
+    helpers: list[str] = field(default_factory=list)  # the helpers being inlined, outermost first
+
+
+# What lowering an `if` may change, kept by `checkpoint` for `rollback` to lower it again: values
+# restored whole, and lists that only grow (cut back to their length).
+RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "partitions",
+            "mutable_views", "branch_conflicts", "sites", "site_steps", "pointer_tokens")
+GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses")
+
+
+class KernelState:
+    """One kernel's facts and decisions while it is lowered."""
+
+    def __init__(self, src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
+                 lift_gathers: bool = False, uses: dict[str, ArrayUse] | None = None,
+                 int_arrays: set[str] | None = None):
+        self.src = src
+        # How often each array is loaded and stored once constant branches are folded and helpers
+        # inlined: counted by a first pass (`survey`, uses=None), which decides nothing on them.
+        self.survey = uses is None
+        self.uses: dict[str, ArrayUse] = dict(uses or {})
+        self.counted: dict[str, ArrayUse] = {}
+        # Arrays whose values the kernel uses as integers (indices, counts, ids): collected by the
+        # survey, their launchers take int32 and int64 (see `Semantics.integer`).
+        self.int_arrays: set[str] = set(int_arrays or ())
+        # Gathers/scatters at (scalars, arange(n) + k*n) as checked tile accesses instead of pointers:
+        # safe, but padded tile loads can lower to per-element branches where a masked gather does not.
+        self.lift_gathers = lift_gathers
+        self.user_dtypes = dict(dtypes or {})
+        self.params: list[ir.Param] = []
+        self.arrays: dict[str, ir.ArrayParam] = {}
+        self.union = DTypeUnion()
+        self.partitions: dict[tuple, str] = {}
+        self.partition_lets: list[ir.Let] = []
+        # (array, tile shape) -> padding (None: as stores make it) -> mutable view variable
+        self.mutable_views: dict[tuple, dict[str | None, str]] = {}
+        self.used_names: set[str] = {n.id for n in ast.walk(src.func) if isinstance(n, ast.Name)}
+        self.used_names |= {a.arg for a in src.func.args.args}
+        self.src_names = frozenset(self.used_names)  # the kernel's own names
+        self.unsafe_reasons: list[str] = []
+        self.stored_dtypes: dict[str, set[str]] = {}  # concrete dtypes of tiles stored into each array
+        self.derived: dict[str, tuple[str, str, str, str]] = {}  # "@n" -> (class, when, then, other)
+        self.launch_checks: list[tuple[ir.Expr, str]] = []  # conditions on ct.Constant values, and why
+        self.refusals: list[str] = []  # the ct.Constant values the launcher refuses, as the report says them
+        self.lines: set[int] = set()
+        self.line = src.func.lineno
+        self.loop_assigned: set[str] = set()
+        self.guarded = 0  # > 0 while translating the branches of a runtime condition
+        self.loops: list[int] = []  # the loops whose bodies are being translated (a helper's too), innermost last
+        self.loop_count = 0
+        self.loop_vars: dict[int, str] = {}  # a `for` loop's variable (Rust name), by loop
+        # Every array access as translated, in order: (array, "loads" | "stores", the loops around it);
+        # and where each array is loaded and stored: (tile shape, index expressions) per access.
+        self.accesses: list[tuple[str, str, tuple[int, ...]]] = []
+        self.sites: dict[tuple[str, str], set[tuple]] = {}
+        self.site_steps: dict[tuple[str, str], set[int]] = {}  # loops that move every access's index
+        self.scalar_defs: dict[str, ir.Expr] = {}  # a scalar `let` (not loop-carried) -> its value
+        self.temp_defs: dict[str, ir.Expr] = {}  # a temporary -> its value (bound once, never reassigned)
+        # What a branch knows of ct.Constant values: conditions on them (-> bool), and values
+        # (`ir.Var` of the constant -> int) where a condition says `N == 1` or `N != 1` is false.
+        self.facts: dict[ir.Expr, bool | int] = {}
+        self.path: tuple[ir.Expr, ...] = ()  # the conditions on ct.Constant values of the branches we are in
+        self.branch_conflicts: dict[str, str] = {}  # names an `if` could not carry past it, and why
+        self.temps: set[str] = set()
+        self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
+        self.pointer_tokens: set[str] = set()  # the token variables of arrays gathered and scattered
+
+    def checkpoint(self) -> tuple[dict[str, Any], dict[str, int]]:
+        return {a: copy.deepcopy(getattr(self, a)) for a in RESTORED}, {a: len(getattr(self, a)) for a in GROWN}
+
+    def rollback(self, mark: tuple[dict[str, Any], dict[str, int]]) -> None:
+        saved, lengths = mark
+        for attr, n in lengths.items():
+            del getattr(self, attr)[n:]
+        for attr, value in saved.items():
+            setattr(self, attr, value)
+
+    def error(self, node: ast.AST, message: str) -> TranslationError:
+        return TranslationError.at(self.src.display_file, node, message)
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 1
+        while name in self.used_names:
+            n += 1
+            name = f"{hint}_{n}"
+        self.used_names.add(name)
+        return name
+
+    def count(self, array: ir.ArrayParam, kind: str) -> None:
+        """Counts an access as translated (`kind` is "loads" or "stores")."""
+        use = self.counted[array.name]
+        setattr(use, kind, getattr(use, kind) + 1)
+        self.accesses.append((array.name, kind, tuple(self.loops)))
+
+    def site(self, array: ir.ArrayParam, kind: str, shape: tuple[ir.Dim, ...], index: list[Value]) -> None:
+        """Notes where an access of `kind` ("loads" or "stores") touches `array`: its tile shape and
+        index, and the loops around it whose every iteration the index moves to another tile (see
+        `_in_place_pairs`)."""
+        where = tuple(v.expr if v.expr is not None else ("const", v.py) for v in index)
+        self.sites.setdefault((array.name, kind), set()).add((tuple(shape), where))
+        def value(v: Value) -> ir.Expr | None:
+            if v.defn is not None:
+                return v.defn
+            return self.scalar_defs.get(v.expr.name, v.expr) if isinstance(v.expr, ir.Var) else v.expr
+
+        stepping = {loop for loop in self.loops if loop in self.loop_vars and any(
+            steps_with(value(v), self.loop_vars[loop]) for v in index)}
+        known = self.site_steps.get((array.name, kind))
+        self.site_steps[(array.name, kind)] = stepping if known is None else known & stepping
+
+    def read_and_written(self, array: ir.ArrayParam) -> bool:
+        """Whether the kernel both reads and writes `array` (an in-place update)."""
+        use = self.uses[array.name]
+        return bool(use.loads and use.stores)
+
+    def allowed_dtypes(self, members: list[str]) -> list[str]:
+        """The dtypes the launcher takes for arrays the kernel ties together: those stated for
+        them, narrowed to what is stored into them, else the defaults for values or indices."""
+        allowed: list[str] | None = None
+        for m in members:
+            if m in self.user_dtypes:
+                stated = [dtypes.stated(d) for d in self.user_dtypes[m]]
+                allowed = stated if allowed is None else [d for d in allowed if d in stated]
+        if allowed == []:
+            raise TranslationError(f"{self.src.display_file}: the dtypes stated for {', '.join(members)} "
+                                   "have nothing in common, but the kernel ties these arrays together")
+        defaults = INDEX_ARRAY_DTYPES if self.int_arrays & set(members) else DEFAULT_ARRAY_DTYPES
+        stored = set().union(*(self.stored_dtypes.get(m, set()) for m in members))
+        if stored:
+            allowed = [d for d in (allowed or defaults) if d in stored]
+            if not allowed:
+                raise TranslationError(f"{self.src.display_file}: {', '.join(members)} receive "
+                                       f"{' and '.join(sorted(stored))} tiles, which no dtype they may have "
+                                       "takes without a narrowing cast")
+        return list(defaults) if allowed is None else allowed
+
+    def pinned(self, dtype: str) -> str | None:
+        """The one dtype `dtype` can be at launch (itself, if concrete), or None. Arrays tied to it
+        later in the kernel can only narrow what is allowed, so an answer here stays true."""
+        root = self.union.find(dtype)
+        if not root.startswith("$"):
+            return root
+        members = [a for a in self.arrays if self.union.find(f"${a}") == root]
+        try:
+            allowed = self.allowed_dtypes(members) if members else []
+        except TranslationError:
+            return None  # reported where the classes are made
+        return allowed[0] if len(allowed) == 1 else None
+
+    def launch_check(self, cond: ir.Expr, why: str) -> None:
+        """A condition on ct.Constant values for the launcher to check, on this branch's path only."""
+        if self.path:
+            taken = self.path[0]
+            for c in self.path[1:]:
+                taken = ir.Binary("&&", taken, c)
+            cond = ir.Binary("||", ir.Binary("==", taken, ir.Lit("false")), cond)
+        if (cond, why) not in self.launch_checks:
+            self.launch_checks.append((cond, why))
+
+    def on_constants(self, expr: ir.Expr) -> bool:
+        """Whether `expr` is made of literals and ct.Constant parameters only."""
+        consts = {rust_name(c.name) for c in self.params if isinstance(c, ir.ConstParam)}
+        if isinstance(expr, ir.Lit):
+            return True
+        if isinstance(expr, ir.Var):
+            return expr.name in consts
+        if isinstance(expr, ir.Binary):
+            return self.on_constants(expr.lhs) and self.on_constants(expr.rhs)
+        return False
+
+    def compile_time(self, expr: ir.Expr, depth: int = 0) -> bool:
+        """Whether cutile knows `expr` when it compiles: literals and ct.Constant values, through
+        arithmetic, ct.cdiv/min/max and the scalar names bound to them."""
+        if isinstance(expr, ir.Var) and depth < 24 and (expr.name in self.scalar_defs or expr.name in self.temp_defs):
+            return self.compile_time(self.scalar_defs.get(expr.name, self.temp_defs.get(expr.name)), depth + 1)
+        if isinstance(expr, ir.Call) and expr.func in ("ceil_div", "min", "max", "divi", "scalar_to_tile",
+                                                       "tile_to_scalar", "convert_scalar"):
+            return all(self.compile_time(a, depth + 1) for a in expr.args)
+        if isinstance(expr, ir.Binary):
+            return self.compile_time(expr.lhs, depth + 1) and self.compile_time(expr.rhs, depth + 1)
+        if isinstance(expr, ir.If):
+            return all(self.compile_time(e, depth + 1) for e in (expr.cond, expr.then, expr.other))
+        return self.on_constants(expr)
+
+    def mark_tile_dim(self, name: str) -> None:
+        for p in self.params:
+            if isinstance(p, ir.ConstParam) and p.name == name:
+                p.tile_dim = True

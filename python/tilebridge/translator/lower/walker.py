@@ -1,0 +1,554 @@
+"""The walker: a kernel's statements and expressions in order, with scopes, loops and inlined
+helpers. Operators and typing go to `semantics`, `ct.*` calls to the op table (`ops`), `if`
+statements to `branches`; what the walker learns about the kernel goes into its `KernelState`."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import textwrap
+import types
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ... import dtypes
+from .. import ir
+from ..rust_syntax import number_literal, rust_name
+from . import branches
+from .bindings import Binding, BranchScope, Value
+from .facts import COMPARISONS, assignments, carried_names, with_article
+from .loop_split import split_loop
+from .ops import OPS, memory, tiles
+from .semantics import Semantics
+from .state import Frame, KernelState
+
+
+class Walker:
+    """Lowers one kernel's body: `state` is the kernel's, `frame` the function being walked (the
+    kernel's body, or a helper being inlined into it)."""
+
+    def __init__(self, state: KernelState, frame: Frame):
+        self.state = state
+        self.sem = Semantics(state)
+        self.frame = frame
+        self.error = state.error
+
+    def eval_static(self, node: ast.expr) -> Any:
+        """Evaluates a name/attribute/subscript chain against the kernel's globals."""
+        if isinstance(node, ast.Name):
+            if node.id in self.frame.globals:
+                return self.frame.globals[node.id]
+            if hasattr(builtins, node.id):
+                return getattr(builtins, node.id)
+            raise self.error(node, "unknown name")
+        if isinstance(node, ast.Attribute):
+            base = self.eval_static(node.value)
+            try:
+                return getattr(base, node.attr)
+            except AttributeError:
+                raise self.error(node, "unknown attribute") from None
+        if isinstance(node, ast.Subscript):
+            base = self.eval_static(node.value)
+            index = self.eval_static(node.slice)
+            return base[index]
+        if isinstance(node, ast.Constant):
+            return node.value
+        raise self.error(node, "expected a name")
+
+    @property
+    def depth(self) -> int:
+        return self.frame.depth_base + len(self.frame.scopes) - 1
+
+    def inline(self, node: ast.Call, func: types.FunctionType, out: list[ir.Stmt], hint: str) -> Value:
+        """Inlines a helper function: its body is translated in place, with its parameters
+        bound to the call's values and its locals renamed apart from the caller's."""
+        try:
+            same_file = Path(inspect.getsourcefile(func) or "").resolve() == Path(self.state.src.filename).resolve()
+            lines, first = inspect.getsourcelines(func)
+        except (OSError, TypeError):
+            raise self.error(node, "the source of this helper function is not available") from None
+        if func.__name__ in self.frame.helpers:
+            raise self.error(node, "recursive helper functions cannot be inlined")
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        ast.increment_lineno(tree, first - 1)
+        if not same_file:
+            # A helper from another file: its statements are reported at the call, the line of
+            # the kernel's file that brings them in.
+            for n in ast.walk(tree):
+                if hasattr(n, "lineno"):
+                    n.lineno = n.end_lineno = node.lineno
+                    n.col_offset, n.end_col_offset = node.col_offset, node.end_col_offset
+        fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise self.error(node, "helpers with *args, **kwargs or keyword-only parameters are not supported yet")
+        names = [p.arg for p in a.args]
+        bound = self.call_args(node, names, len(names) - len(a.defaults))
+        values = {n: self.expr(v, out, hint) for n, v in bound.items()}
+        caller = self.frame
+        # Defaults are the helper's module's expressions, evaluated where it is called.
+        self.frame = replace(caller, globals=func.__globals__)
+        try:
+            for n, d in zip(names[len(names) - len(a.defaults):], a.defaults):
+                values.setdefault(n, self.expr(d, out, hint))
+        finally:
+            self.frame = caller
+        body = fdef.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # docstring
+        if body and not isinstance(body[-1], ast.Return):
+            body = [*body, ast.Return(value=None)]  # a helper run for its effects (stores)
+        if any(isinstance(n, ast.Return) for st in body[:-1] for n in ast.walk(st)):
+            raise self.error(node, "helpers with an early return are not supported yet")
+        reassigned = {name for _, name in assignments(fdef)}
+        base = self.depth
+        self.frame = Frame(
+            scopes=[{n: Binding(v, None, base) for n, v in values.items()}],
+            globals=func.__globals__,
+            depth_base=base,
+            loop_carried=caller.loop_carried | carried_names(fdef) | {
+                n for n in names if n in reassigned and any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(fdef))},
+            helpers=[*caller.helpers, func.__name__],
+        )
+        saved_line = self.state.line
+        try:
+            for n in names:
+                if n in reassigned and (values[n].kind in ("tile", "scalar") or n in self.frame.loop_carried):
+                    # A parameter the helper updates (e.g. in a loop): a local variable of its own.
+                    self.bind(ast.copy_location(ast.Name(id=n, ctx=ast.Store()), node), values[n], out)
+            self.block(body[:-1], out)
+            ret = body[-1].value
+            result = self.expr(ret, out, hint) if ret is not None else Value("const", py=None)
+        finally:
+            self.frame = caller
+            self.state.line = saved_line
+        return result
+
+    def lookup(self, name: str) -> Binding | None:
+        for scope in reversed(self.frame.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def block(self, stmts: list[ast.stmt], out: list[ir.Stmt], docstring_ok: bool = False) -> None:
+        for i, node in enumerate(stmts):
+            self.state.line = node.lineno
+            self.state.lines.add(node.lineno)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
+                    node.value.value, str) and i == 0 and docstring_ok:
+                continue
+            if self.stmt(node, out, stmts[i + 1:]):
+                return  # the statements after it went into the branches of an `if`
+
+    def stmt(self, node: ast.stmt, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
+        """Translates one statement; True where it also took `rest`, the statements after it."""
+        if isinstance(node, ast.If):
+            return branches.lower_if(self, node, out, rest)
+        if isinstance(node, ast.Assign):
+            if len(node.targets) != 1:
+                raise self.error(node, "chained assignment is not supported")
+            self.assign(node.targets[0], node.value, out)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self.assign(node.target, node.value, out)
+        elif isinstance(node, ast.AugAssign):
+            target = ast.Name(id=node.target.id, ctx=ast.Load()) if isinstance(node.target, ast.Name) else None
+            if target is None:
+                raise self.error(node, "augmented assignment to this target is not supported")
+            ast.copy_location(target, node.target)
+            value = ast.copy_location(ast.BinOp(left=target, op=node.op, right=node.value), node)
+            self.assign(node.target, value, out)
+        elif isinstance(node, ast.Expr):
+            val = self.expr(node.value, out)
+            if val.kind in ("tile", "scalar") and val.expr is not None:
+                out.append(ir.Do(val.expr, node.lineno))
+        elif isinstance(node, ast.For):
+            self.lower_for(node, out)
+        elif isinstance(node, ast.While):
+            self.lower_while(node, out)
+        elif isinstance(node, ast.Pass):
+            pass
+        elif isinstance(node, ast.Return) and node.value is None and node is self.state.src.func.body[-1]:
+            pass
+        else:
+            raise self.error(node, f"{type(node).__name__} statements are not supported yet")
+        return False
+
+    def assign(self, target: ast.expr, value: ast.expr, out: list[ir.Stmt]) -> None:
+        if isinstance(target, ast.Tuple):
+            if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
+                vals = [self.expr(v, out, hint=t.id if isinstance(t, ast.Name) else "v")
+                        for t, v in zip(target.elts, value.elts)]
+            else:
+                whole = self.expr(value, out)  # e.g. `m, n = x.shape` or a helper returning a tuple
+                if whole.kind != "tuple" or len(whole.py) != len(target.elts):
+                    raise self.error(target, "tuple assignment needs a tuple of the same length on the right")
+                vals = whole.py
+            for t, v in zip(target.elts, vals):
+                self.bind(t, v, out)
+            return
+        self.bind(target, self.expr(value, out, hint=target.id if isinstance(target, ast.Name) else "v"), out)
+
+    def bind(self, target: ast.expr, val: Value, out: list[ir.Stmt]) -> None:
+        if not isinstance(target, ast.Name):
+            raise self.error(target, "assignment to this target is not supported")
+        name = target.id
+        prev = self.lookup(name)
+        if val.kind == "const" and type(val.py) in (int, float) and name in self.frame.loop_carried:
+            # `cnt = 0` before a loop that does `cnt += 1`: a runtime variable the loop carries.
+            dt = "i32" if isinstance(val.py, int) else "f32"
+            val = Value("scalar", ir.ScalarType(dt), number_literal(val.py, dt), nonneg=val.py >= 0)
+        if val.kind not in ("tile", "scalar"):
+            if prev is not None and prev.val.kind in ("tile", "scalar") and not branches.branch_rebinds(self, prev):
+                raise self.error(target, "rebinding a runtime value to a compile-time value is not supported")
+            self.frame.scopes[-1][name] = Binding(val, None, self.depth)
+            return
+        if name in self.state.loop_assigned or self.frame.helpers:
+            val = replace(val, nonneg=False, bid_axis=None, iota_offset=None)
+        rname = rust_name(name)
+        # Rebound to something else inside a branch: a binding of the branch's own, which the `if`
+        # reconciles with the outer one where the branch ends.
+        branch_local = branches.branch_rebinds(self, prev) and (prev.let is None or prev.val.type != val.type)
+        if not branch_local and prev is not None and prev.let is not None and prev.depth < self.depth:
+            val = self.sem.as_carried(target, prev, val, out)
+            # Assigned inside a loop, defined outside: a loop-carried `let mut`.
+            prev.let.mutable = True
+            self.state.scalar_defs.pop(prev.let.name, None)  # no one value any more
+            out.append(ir.Assign(prev.let.name, val.expr, target.lineno))
+            prev.val = replace(prev.val, bid_axis=None, nonneg=prev.val.nonneg and val.nonneg)
+            return
+        if prev is not None and prev.let is None and prev.val.kind == "array":
+            raise self.error(target, f"assigning to the array parameter '{name}' is not supported")
+        if prev is not None and prev.let is None and prev.depth < self.depth and not branches.branch_rebinds(self, prev):
+            raise self.error(target, f"reassigning '{name}' inside a loop or branch, where it has no binding of "
+                                     "its own to update, is not supported yet")
+        if self.frame.helpers or branch_local or (
+                isinstance(self.frame.scopes[-1], BranchScope) and any(name in s for s in self.frame.scopes[:-1])):
+            # A helper's locals must not shadow the caller's, nor a branch's the names the `if` may
+            # assign back to when the branch ends.
+            rname = self.state.fresh(rname)
+        last = out[-1] if out else None
+        if isinstance(last, ir.Let) and last.name in self.state.temps and val.expr == ir.Var(last.name):
+            # The value was just bound to a temporary: give that binding the Python name.
+            self.state.temps.discard(last.name)
+            last.name, last.line, let = rname, target.lineno, last
+        else:
+            let = ir.Let(rname, val.type, val.expr, target.lineno)
+            out.append(let)
+        if val.kind == "scalar" and name not in self.frame.loop_carried:
+            self.state.scalar_defs[let.name] = let.value  # as evaluated where it is used (in this iteration)
+        self.frame.scopes[-1][name] = Binding(
+            Value(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg,
+                iota_offset=val.iota_offset, defn=val.expr if val.kind == "scalar" and name not in self.state.loop_assigned
+                else None), let, self.depth)
+
+    def checkpoint(self, out: list[ir.Stmt]) -> tuple:
+        """What `rollback` needs to undo the statements appended to `out` from here on, and all they
+        changed in the kernel's state and the current scopes."""
+        return len(out), len(self.frame.scopes), dict(self.frame.scopes[-1]), self.state.checkpoint()
+
+    def rollback(self, mark: tuple, out: list[ir.Stmt]) -> None:
+        n_out, n_scopes, scope, state = mark
+        del out[n_out:]
+        del self.frame.scopes[n_scopes:]
+        self.state.rollback(state)
+        self.frame.scopes[-1].clear()
+        self.frame.scopes[-1].update(scope)
+
+    def lower_for(self, node: ast.For, out: list[ir.Stmt]) -> None:
+        if node.orelse:
+            raise self.error(node, "for-else is not supported")
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "loop targets must be a single name")
+        it = node.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and not it.keywords and 1 <= len(it.args) <= 3):
+            raise self.error(it, "only `for ... in range(...)` loops are supported")
+        split = split_loop(node, {name for _, name in assignments(node)})
+        if split is not None:
+            for half in split[0]:
+                self.stmt(half, out, [])
+            return
+        bound_vals = [self.expr(a, out) for a in it.args]
+        bounds = [self.sem.i32(v, a, out) for v, a in zip(bound_vals, it.args)]
+        start_nonneg = len(bound_vals) == 1 or self.sem.nonneg(bound_vals[0])
+        start, stop, step = (ir.Lit("0i32"), bounds[0], None) if len(bounds) == 1 else (
+            bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
+        if step is not None and isinstance(step, ir.Lit) and step.text == "1i32":
+            step = None
+        var = rust_name(node.target.id)
+        body: list[ir.Stmt] = []
+        loop_var = Value("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg)
+        self.frame.scopes.append({node.target.id: Binding(loop_var, None, self.depth + 1)})
+        self.state.loop_count += 1
+        self.state.loops.append(self.state.loop_count)
+        self.state.loop_vars[self.state.loop_count] = var
+        # A grid-stride loop (`range(ct.bid(0), n, NUM_SMS)`) to a bound known when cutile compiles:
+        # cutile assumes block ids >= 0 and bounds a `for` loop's index, from which tileiras counts
+        # at most n / NUM_SMS trips and unrolls them all (the persistent layer norm: 8 copies of
+        # the body, 6x the SASS of cuTile Python's, registers spilled), where cuTile Python's loop
+        # from an unbounded block id stays a loop. As a `while` loop it stays a loop here too.
+        stride = len(bounds) == 3 and len(node.body) > 0 and not self.state.compile_time(start) and \
+            self.state.compile_time(stop) and self.sem.positive_step(bound_vals[2], step)
+        try:
+            self.block(node.body, body)
+        finally:
+            self.state.loops.pop()
+        self.frame.scopes.pop()
+        if not stride:
+            out.append(ir.For(var, start, stop, step, body, node.lineno))
+            return
+        counter = self.state.fresh(f"{var}_next")
+        out.append(ir.Let(counter, ir.ScalarType("i32"), start, node.lineno, mutable=True))
+        body.insert(0, ir.Let(var, ir.ScalarType("i32"), ir.Var(counter), node.lineno))
+        body.append(ir.Assign(counter, ir.Binary("+", ir.Var(counter), step or ir.Lit("1i32")), node.lineno))
+        out.append(ir.While(ir.Binary("<", ir.Var(counter), stop), body, node.lineno))
+
+    def lower_while(self, node: ast.While, out: list[ir.Stmt]) -> None:
+        if node.orelse:
+            raise self.error(node, "while-else is not supported")
+        test: list[ir.Stmt] = []
+        cond = self.expr(node.test, test, hint="cond")
+        if cond.kind == "tile" and cond.shape == () and self.state.union.find(cond.dtype) == "bool":
+            cond = self.sem.scalar_of(cond, test, "cond")
+        if test or cond.kind != "scalar" or cond.dtype != "bool":
+            raise self.error(node.test, "a while condition must be a comparison of scalars (or `and`/`or` of "
+                                        "them) that needs no statements of its own")
+        body: list[ir.Stmt] = []
+        self.frame.scopes.append({})
+        self.state.loop_count += 1
+        self.state.loops.append(self.state.loop_count)
+        try:
+            self.block(node.body, body)
+        finally:
+            self.state.loops.pop()
+        self.frame.scopes.pop()
+        out.append(ir.While(cond.expr, body, node.lineno))
+
+    def expr(self, node: ast.expr, out: list[ir.Stmt], hint: str = "v") -> Value:
+        self.state.lines.add(getattr(node, "lineno", self.state.line))
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (bool, int, float)):
+                return Value("const", py=node.value)
+            raise self.error(node, "this literal is not supported in kernels")
+        if isinstance(node, ast.Name):
+            b = self.lookup(node.id)
+            if b is not None:
+                return b.val
+            if node.id in self.state.branch_conflicts and node.id not in self.frame.globals:
+                raise self.error(node, f"{self.state.branch_conflicts[node.id]}, so it has no one value here")
+            return self.static_value(self.eval_static(node), node)
+        if isinstance(node, ast.Tuple):
+            return Value("tuple", py=[self.expr(e, out, hint) for e in node.elts])
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node, out)
+        if isinstance(node, ast.BinOp):
+            return self.sem.binop(node, self.expr(node.left, out, hint), self.expr(node.right, out, hint), out, hint)
+        if isinstance(node, ast.UnaryOp):
+            return self.sem.unary(node, self.expr(node.operand, out, hint), out, hint)
+        if isinstance(node, ast.Call):
+            return self.call(node, out, hint)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node, out, hint)
+        if isinstance(node, ast.Compare):
+            return self.compare(node, out, hint)
+        if isinstance(node, ast.BoolOp):
+            return self.boolop(node, out, hint)
+        if isinstance(node, ast.IfExp):
+            return self.ifexp(node, out, hint)
+        raise self.error(node, f"{type(node).__name__} expressions are not supported yet")
+
+    def compare(self, node: ast.Compare, out: list[ir.Stmt], hint: str) -> Value:
+        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        left = self.expr(node.left, out, hint)
+        result: Value | None = None
+        for op, comp in zip(node.ops, node.comparators):
+            if type(op) not in ops:
+                raise self.error(node, f"the comparison {type(op).__name__} is not supported")
+            right = self.expr(comp, out, hint)
+            if left.kind == "dtype" and right.kind == "dtype" and isinstance(op, (ast.Eq, ast.NotEq)):
+                part = self.sem.dtype_test(node, left, right, isinstance(op, ast.NotEq))
+                if part.kind == "dtype_test" and len(node.ops) > 1:
+                    raise self.error(node, "chained comparisons of dtypes are not supported")
+                if part.kind == "dtype_test":
+                    return part
+            elif left.kind == "const" and right.kind == "const":
+                part = Value("const", py=COMPARISONS[type(op)](left.py, right.py))
+            elif "tile" in (left.kind, right.kind):
+                if len(node.ops) > 1:
+                    raise self.error(node, "chained comparisons of tiles are not supported yet")
+                self.sem.integer_comparison(op, left, right)
+                type_, a, b = self.sem.tile_operands(node, left, right, out, hint)
+                func = {"<": "lt_tile", "<=": "le_tile", ">": "gt_tile", ">=": "ge_tile", "==": "eq_tile",
+                        "!=": "ne_tile"}[ops[type(op)]]
+                return self.sem.bind_temp(out, hint, ir.TileType("bool", type_.shape), ir.Call(func, (a, b)))
+            else:
+                typed = self.sem.scalar_binop(node, ops[type(op)], left, right)
+                part = Value("scalar", ir.ScalarType("bool"), typed.expr)
+            result = part if result is None else self.sem.and_(result, part)
+            left = right
+        assert result is not None
+        return result
+
+    def boolop(self, node: ast.BoolOp, out: list[ir.Stmt], hint: str) -> Value:
+        op = "&&" if isinstance(node.op, ast.And) else "||"
+        vals = [self.expr(v, out, hint) for v in node.values]
+        for v, n in zip(vals, node.values):
+            if v.kind not in ("const", "scalar") or (v.kind == "scalar" and v.dtype != "bool"):
+                raise self.error(n, "`and`/`or` take bools or comparisons here")
+        result = vals[0]
+        for v in vals[1:]:
+            result = self.sem.and_(result, v, op)
+        return result
+
+    def ifexp(self, node: ast.IfExp, out: list[ir.Stmt], hint: str) -> Value:
+        cond = self.expr(node.test, out, hint)
+        if cond.kind == "const":
+            return self.expr(node.body if cond.py else node.orelse, out, hint)
+        self.state.guarded += 1
+        a, b = self.expr(node.body, out, hint), self.expr(node.orelse, out, hint)
+        self.state.guarded -= 1
+        if cond.kind == "dtype_test":
+            return self.sem.derived_dtype(node, cond, a, b)
+        if cond.kind != "scalar" or "tile" in (a.kind, b.kind):
+            raise self.error(node, "a conditional expression must choose between scalars here")
+        dtype = a.dtype if a.kind == "scalar" else b.dtype if b.kind == "scalar" else None
+        if dtype is None:
+            raise self.error(node, "a conditional expression of two constants under a runtime condition is not "
+                                   "supported yet")
+        typed = self.sem.scalar_binop(node, "+", a, b)  # checks and types both sides alike
+        return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, typed.expr.lhs, typed.expr.rhs))
+
+    def subscript(self, node: ast.Subscript, out: list[ir.Stmt], hint: str) -> Value:
+        base = self.expr(node.value, out, hint)
+        if base.kind == "tile":
+            return self.sem.new_axes(node, base, out, hint)
+        index = self.expr(node.slice, out)
+        if base.kind == "list":
+            return memory.list_item(self, node, base, index, out, hint)
+        if base.kind == "tuple" and index.kind == "const" and isinstance(index.py, int):
+            try:
+                return base.py[index.py]
+            except IndexError:
+                raise self.error(node, "tuple index out of range") from None
+        if base.kind == "static":
+            try:
+                return self.static_value(base.py[index.py], node)
+            except Exception:
+                raise self.error(node, "cannot index this value") from None
+        raise self.error(node, f"indexing a {base.kind} is not supported yet")
+
+    def static_value(self, obj: Any, node: ast.AST) -> Value:
+        if isinstance(obj, (bool, int, float)):
+            return Value("const", py=obj)
+        d = dtypes.of_object(obj)
+        if d is not None and obj not in (int, float):
+            return Value("dtype", py=d)
+        return Value("static", py=obj)
+
+    def attribute(self, node: ast.Attribute, out: list[ir.Stmt]) -> Value:
+        base = self.expr(node.value, out)
+        if base.kind == "static":
+            try:
+                return self.static_value(getattr(base.py, node.attr), node)
+            except AttributeError:
+                raise self.error(node, "unknown attribute") from None
+        if node.attr == "dtype" and base.kind in ("array", "tile"):
+            return Value("dtype", py=f"${base.py}" if base.kind == "array" else base.dtype)
+        if node.attr == "shape" and base.kind == "tile":
+            return Value("tuple", py=[self.sem.dim_val(d) for d in base.shape])
+        if node.attr == "shape" and base.kind == "array":
+            array = self.state.arrays[base.py]
+            if not array.rank:
+                raise self.error(node, f"the rank of '{array.name}' is not known here; load or store it first")
+            shape = ir.Method(base.expr, "shape")
+            return Value("tuple", py=[Value("scalar", ir.ScalarType("i32"), ir.Subscript(shape, i), nonneg=True)
+                                    for i in range(array.rank)])
+        if node.attr == "ndim" and base.kind == "array" and self.state.arrays[base.py].rank:
+            return Value("const", py=self.state.arrays[base.py].rank)
+        raise self.error(node, f"attribute '.{node.attr}' of a {base.kind} is not supported yet")
+
+    def dims(self, node: ast.expr, out: list[ir.Stmt]) -> tuple[ir.Dim, ...]:
+        val = self.expr(node, out)
+        items = val.py if val.kind == "tuple" else [val]
+        dims: list[ir.Dim] = []
+        for item in items:
+            if item.kind == "const" and isinstance(item.py, int) and item.py > 0:
+                dims.append(item.py)
+            elif item.kind == "scalar" and item.dim is not None:
+                dims.append(item.dim)
+                self.state.mark_tile_dim(item.dim)
+            else:
+                raise self.error(node, "tile shapes must be made of positive integer literals and ct.Constant[int] "
+                                       "parameters")
+        return tuple(dims)
+
+    def dtype_arg(self, node: ast.expr, out: list[ir.Stmt]) -> str:
+        val = self.expr(node, out)
+        if val.kind == "dtype":
+            return val.py
+        if val.kind == "static" and val.py in (int, float):
+            return dtypes.of_object(val.py)
+        raise self.error(node, "expected a dtype (ct.float32, ..., or an array's .dtype)")
+
+    def call(self, node: ast.Call, out: list[ir.Stmt], hint: str) -> Value:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            recv = self.expr(func.value, out, hint)
+            if recv.kind == "tile":
+                return tiles.tile_method(self, node, recv, func.attr, out, hint)
+            if recv.kind != "static":
+                raise self.error(node, f"method '{func.attr}' of a {recv.kind} is not supported")
+            try:
+                target = getattr(recv.py, func.attr)
+            except AttributeError:
+                raise self.error(func, "unknown function") from None
+        else:
+            target = self.eval_static(func) if self.lookup(func.id) is None else None  # type: ignore[union-attr]
+        module = getattr(target, "__module__", "") or ""
+        name = getattr(target, "__name__", None)
+        if module.startswith("cuda.tile") and name:
+            handler = OPS.get(name)
+            if handler is None:
+                raise self.error(node, f"ct.{name} is not supported yet")
+            return handler(self, node, out, hint)
+        if target is len and len(node.args) == 1 and not node.keywords:
+            items = self.expr(node.args[0], out)
+            if items.kind == "tuple":
+                return Value("const", py=len(items.py))
+            if items.kind != "list":
+                raise self.error(node, f"len() of {with_article(items.kind)} is not supported")
+            # The list's table has one row per array.
+            return Value("scalar", ir.ScalarType("i32"), ir.Subscript(ir.Method(items.expr, "shape"), 0), nonneg=True)
+        if target in (min, max):
+            if len(node.args) != 2 or node.keywords:
+                raise self.error(node, "builtin min/max take exactly two values here")
+            return tiles.minmax(self, node, out, hint, target.__name__)
+        if isinstance(target, types.FunctionType):
+            return self.inline(node, target, out, hint)
+        if callable(target):
+            raise self.error(node, "calls to this kind of function are not supported")
+        raise self.error(node, "this call is not supported")
+
+    def call_args(self, node: ast.Call, names: list[str], required: int) -> dict[str, ast.expr]:
+        """Binds a call's arguments to parameter names, as Python would."""
+        bound: dict[str, ast.expr] = {}
+        if len(node.args) > len(names):
+            raise self.error(node, "too many arguments")
+        for n, a in zip(names, node.args):
+            bound[n] = a
+        for kw in node.keywords:
+            if kw.arg not in names:
+                raise self.error(node, f"unsupported keyword argument '{kw.arg}'")
+            bound[kw.arg] = kw.value
+        for n in names[:required]:
+            if n not in bound:
+                raise self.error(node, f"missing argument '{n}'")
+        return bound
+
+    def tile_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str) -> Value:
+        val = self.expr(node, out, hint)
+        if val.kind != "tile":
+            raise self.error(node, "expected a tile")
+        return val
