@@ -18,6 +18,7 @@ from .bindings import ArrayUse, Binding, BranchScope, Value
 from .facts import may_return, names_read, path_after, show_type
 
 if TYPE_CHECKING:
+    from .state import KernelState
     from .walker import Walker
 
 def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
@@ -73,7 +74,7 @@ def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: 
     enclosing = w.state.path
     for known, body in ((True, node.body), (False, node.orelse)):
         mark = w.checkpoint(out)
-        w.state.facts = assume(w, cond.expr, known)
+        w.state.facts = assume(w.state, cond.expr, known)
         try:
             w.block(path_after(body, rest), out)
         except TranslationError:
@@ -105,7 +106,7 @@ def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]],
             w.state.counted = copy.deepcopy(base)
         saved_facts, saved_path = w.state.facts, w.state.path
         if w.state.on_constants(cond.expr):
-            w.state.facts = assume(w, cond.expr, known)
+            w.state.facts = assume(w.state, cond.expr, known)
         stmts: list[ir.Stmt] = []
         w.frame.scopes.append(BranchScope())
         w.block(body, stmts)
@@ -120,12 +121,12 @@ def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]],
     return branches, scopes
 
 
-def assume(w: Walker, cond: ir.Expr, known: bool) -> dict[ir.Expr, bool | int]:
+def assume(state: KernelState, cond: ir.Expr, known: bool) -> dict[ir.Expr, bool | int]:
     """The facts inside a branch taken where `cond`, a condition on ct.Constant values, is `known`
-    (`w.state.path` gains the condition as it holds there)."""
+    (`state.path` gains the condition as it holds there)."""
     negated = ir.Binary("==", cond, ir.Lit("false"))
-    w.state.path = (*w.state.path, cond if known else negated)
-    facts = {**w.state.facts, cond: known, negated: not known}
+    state.path = (*state.path, cond if known else negated)
+    facts = {**state.facts, cond: known, negated: not known}
     if isinstance(cond, ir.Binary) and cond.op in ("==", "!=") and known == (cond.op == "==") and isinstance(
             cond.lhs, ir.Var) and isinstance(cond.rhs, ir.Lit) and cond.rhs.text.endswith("i32"):
         facts[cond.lhs] = int(cond.rhs.text[:-3])

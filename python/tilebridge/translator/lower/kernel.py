@@ -37,7 +37,7 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
 
 def lower_body(w: Walker) -> ir.KernelIR:
     fn = w.state.src.func
-    check_signature(w, fn)
+    check_signature(w.state, fn)
     bind_parameters(w, fn)
     scan_ranks(w, fn)
     w.state.counted = {name: ArrayUse() for name in w.state.arrays}
@@ -61,7 +61,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
             w.state.params[w.state.params.index(p)] = ir.UnusedParam(p.name)
         elif p.rank == 0:
             raise w.error(fn, f"array parameter '{p.name}' is never loaded or stored")
-    classes, names = dtype_classes(w)
+    classes, names = dtype_classes(w.state)
     for p in w.state.arrays.values():
         p.dtype = names[p.dtype]
     derived = []
@@ -85,20 +85,20 @@ def lower_body(w: Walker) -> ir.KernelIR:
         derived=derived,
         launch_checks=list(w.state.launch_checks),
         refusals=list(w.state.refusals),
-        in_place=in_place_pairs(w),
+        in_place=in_place_pairs(w.state),
     )
 
 
-def check_signature(w: Walker, fn: ast.FunctionDef) -> None:
+def check_signature(state: KernelState, fn: ast.FunctionDef) -> None:
     a = fn.args
     for bad, what in ((a.vararg, "*args"), (a.kwarg, "**kwargs")):
         if bad is not None:
-            raise w.error(bad, f"kernel parameters cannot use {what}")
+            raise state.error(bad, f"kernel parameters cannot use {what}")
     if a.kwonlyargs or a.posonlyargs or a.defaults:
-        raise w.error(fn, "kernel parameters must be plain positional parameters without defaults")
+        raise state.error(fn, "kernel parameters must be plain positional parameters without defaults")
 
 
-def used_as_scalars(w: Walker, fn: ast.FunctionDef) -> set[str]:
+def used_as_scalars(fn: ast.FunctionDef) -> set[str]:
     """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons and
     ranges, never as an array: cuTile Python takes an int for them (here an i32)."""
     unannotated = {a.arg for a in fn.args.args if a.annotation is None}
@@ -132,7 +132,7 @@ def used_as_lists(fn: ast.FunctionDef) -> set[str]:
 
 
 def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
-    scalars = used_as_scalars(w, fn)
+    scalars = used_as_scalars(fn)
     lists = used_as_lists(fn)
     for arg in fn.args.args:
         name = arg.arg
@@ -216,7 +216,7 @@ def scan_ranks(w: Walker, fn: ast.FunctionDef, names: dict[str, str] | None = No
             w.state.arrays[target].rank = len(arg.elts)
 
 
-def in_place_pairs(w: Walker) -> list[tuple[str, str]]:
+def in_place_pairs(state: KernelState) -> list[tuple[str, str]]:
     """(input, output) pairs that may be one array, as cuTile Python allows (TileGym's in-place
     dropout and state updates): the input is read at exactly the one place (tile and index) the
     output is written, and every load of it comes before the output's first store; a loop may
@@ -224,36 +224,36 @@ def in_place_pairs(w: Walker) -> list[tuple[str, str]]:
     `for i in range(..)`, as decode's state streams through V). So each block reads only what
     it writes, and each tile before it writes it."""
     def where(name: str, kind: str) -> tuple[list[int], set[int]]:
-        found = [(i, loops) for i, (n, k, loops) in enumerate(w.state.accesses) if (n, k) == (name, kind)]
+        found = [(i, loops) for i, (n, k, loops) in enumerate(state.accesses) if (n, k) == (name, kind)]
         return [i for i, _ in found], {loop for _, loops in found for loop in loops}
 
     pairs = []
-    for output in (p for p in w.state.arrays.values() if p.written):
+    for output in (p for p in state.arrays.values() if p.written):
         stores, store_loops = where(output.name, "stores")
-        for source in w.state.arrays.values():
+        for source in state.arrays.values():
             loads, load_loops = where(source.name, "loads")
             if source is output or source.written or not loads or not stores:
                 continue
-            read_at = w.state.sites.get((source.name, "loads"), set())
-            stepping = w.state.site_steps.get((source.name, "loads"), set()) & \
-                w.state.site_steps.get((output.name, "stores"), set())
-            if len(read_at) == 1 and read_at == w.state.sites.get((output.name, "stores")) and \
+            read_at = state.sites.get((source.name, "loads"), set())
+            stepping = state.site_steps.get((source.name, "loads"), set()) & \
+                state.site_steps.get((output.name, "stores"), set())
+            if len(read_at) == 1 and read_at == state.sites.get((output.name, "stores")) and \
                     max(loads) < min(stores) and load_loops & store_loops <= stepping:
                 pairs.append((source.name, output.name))
     return pairs
 
 
-def dtype_classes(w: Walker) -> tuple[list[ir.DTypeClass], dict[str, str]]:
+def dtype_classes(state: KernelState) -> tuple[list[ir.DTypeClass], dict[str, str]]:
     """Groups the arrays whose dtypes the kernel ties together; one Rust type parameter each."""
     roots: dict[str, list[str]] = {}
-    for name in w.state.arrays:
-        roots.setdefault(w.state.union.find(f"${name}"), []).append(name)
+    for name in state.arrays:
+        roots.setdefault(state.union.find(f"${name}"), []).append(name)
     classes = []
     names: dict[str, str] = {}
     for i, members in enumerate(roots.values()):
         # Always numbered: cutile's kernel compiler resolves an unannotated `E` in its own generic
         # signatures (e.g. `broadcast_scalar<E, S>`) to a kernel type parameter of that name.
         rust = f"E{i}"
-        classes.append(ir.DTypeClass(rust, members, w.state.allowed_dtypes(members)))
+        classes.append(ir.DTypeClass(rust, members, state.allowed_dtypes(members)))
         names.update({f"${m}": rust for m in members})
-    return classes, DTypeResolver(names, w.state.union)
+    return classes, DTypeResolver(names, state.union)

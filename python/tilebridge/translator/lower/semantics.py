@@ -103,7 +103,8 @@ class Semantics:
         scalar (a count, a position), are integers (see `_integer`)."""
         for a, b in ((left, right), (right, left)):
             if a.kind in ("tile", "scalar") and b.kind in ("tile", "scalar") and \
-                    self.state.union.find(a.dtype).startswith("$") and self.state.union.find(b.dtype) in ("i32", "i64") and \
+                    self.state.union.find(a.dtype).startswith("$") and \
+                    self.state.union.find(b.dtype) in ("i32", "i64") and \
                     (isinstance(op, (ast.Eq, ast.NotEq)) or b.kind == "scalar"):
                 self.integer(a.dtype)
 
@@ -199,7 +200,8 @@ class Semantics:
             return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (wide.expr,)))
         if self.state.union.find(val.dtype) == "bool":
             # cutile converts no bools: True and False are chosen as 1 and 0 of the target dtype.
-            ones, zeros = (self.splat(Value("const", py=v), dtype, val.shape, out, hint, self.state.src.func) for v in (1, 0))
+            ones, zeros = (self.splat(Value("const", py=v), dtype, val.shape, out, hint, self.state.src.func)
+                           for v in (1, 0))
             return self.bind_temp(out, hint, ir.TileType(dtype, val.shape),
                                    ir.Call("select", (val.expr, ones.expr, zeros.expr)))
         return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
@@ -252,10 +254,12 @@ class Semantics:
             hint = f"{val.expr.name}_bcast"
         if len(val.shape) < len(shape):
             padded = (1,) * (len(shape) - len(val.shape)) + val.shape
-            val = self.bind_temp(out, hint, ir.TileType(val.dtype, padded), ir.Method(val.expr, "reshape", (ir.Shape(padded),)))
+            val = self.bind_temp(out, hint, ir.TileType(val.dtype, padded),
+                                 ir.Method(val.expr, "reshape", (ir.Shape(padded),)))
             if padded == shape:
                 return val
-        return self.bind_temp(out, hint, ir.TileType(val.dtype, shape), ir.Method(val.expr, "broadcast", (ir.Shape(shape),)))
+        return self.bind_temp(out, hint, ir.TileType(val.dtype, shape),
+                              ir.Method(val.expr, "broadcast", (ir.Shape(shape),)))
 
     def broadcast_shape(self, a: tuple, b: tuple, node: ast.AST) -> tuple:
         n = max(len(a), len(b))
@@ -309,7 +313,8 @@ class Semantics:
             return concrete  # an index array's values, converted to the kernel's integers
         if concrete in ("i32", "i64") and self.state.survey:
             return generic  # the survey goes on: later uses may tell it is an index
-        stated = [d for a in self.state.arrays if self.state.union.find(f"${a}") == generic for d in self.state.user_dtypes.get(a, ())]
+        stated = [d for a in self.state.arrays if self.state.union.find(f"${a}") == generic
+                  for d in self.state.user_dtypes.get(a, ())]
         if concrete == "f32" and all(dtypes.stated(d) in DEFAULT_ARRAY_DTYPES for d in stated):
             # An array's dtype (f32, f16 or bf16 unless stated otherwise) with f32: cuTile Python promotes to f32.
             return "f32"

@@ -16,6 +16,7 @@ from ..facts import with_article
 from .registry import ct_op
 
 if TYPE_CHECKING:
+    from ..state import KernelState
     from ..walker import Walker
 
 # ct.PaddingMode -> cutile's padding marker (None: as the access pads anyway).
@@ -48,9 +49,9 @@ def array_arg(w: Walker, node: ast.expr, out: list[ir.Stmt]) -> ir.ArrayParam:
     return w.state.arrays[val.py]
 
 
-def _set_rank(w: Walker, array: ir.ArrayParam, rank: int, node: ast.AST) -> None:
+def _set_rank(state: KernelState, array: ir.ArrayParam, rank: int, node: ast.AST) -> None:
     if array.rank and array.rank != rank:
-        raise w.error(node, f"array '{array.name}' is used with rank {rank} here and {array.rank} elsewhere")
+        raise state.error(node, f"array '{array.name}' is used with rank {rank} here and {array.rank} elsewhere")
     array.rank = rank
 
 
@@ -149,13 +150,13 @@ def list_item(w: Walker, node: ast.Subscript, base: Value, index: Value, out: li
     return Value("array", py=name, expr=ir.Var(name))
 
 
-def _partition(w: Walker, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
+def _partition(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
                order: tuple[int, ...] | None = None, out: list[ir.Stmt] | None = None) -> ir.Expr:
     key = (array.name, shape, padding, order)
     # A list item's view lives in the loop that makes it: its partitions are made where used.
-    local = array.name in w.state.items
-    if local or key not in w.state.partitions:
-        name = w.state.fresh(f"{rust_name(array.name)}_part")
+    local = array.name in state.items
+    if local or key not in state.partitions:
+        name = state.fresh(f"{rust_name(array.name)}_part")
         source = ir.Var(rust_name(array.name))
         if order is not None:
             dim_map = ir.Lit(f"const_array![{', '.join(map(str, order))}]")
@@ -168,14 +169,14 @@ def _partition(w: Walker, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], paddi
                                                 ir.Call("get_tensor_token", (source,)))),
                 reason=f"a read-only view of `{array.name}` that starts from the tensor's own ordering token",
             )
-            w.state.unsafe_reasons.append(f"load from '{array.name}' padded with {padding.split('::')[1]} "
+            state.unsafe_reasons.append(f"load from '{array.name}' padded with {padding.split('::')[1]} "
                                        "(cutile's safe partition pads with zero only)")
         if local:
-            out.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, w.state.line))
+            out.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, state.line))
             return ir.Var(name)
-        w.state.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, w.state.line))
-        w.state.partitions[key] = name
-    return ir.Var(w.state.partitions[key])
+        state.partition_lets.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, state.line))
+        state.partitions[key] = name
+    return ir.Var(state.partitions[key])
 
 
 def _index(w: Walker, node: ast.expr, out: list[ir.Stmt]) -> list[Value]:
@@ -215,7 +216,7 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
           out: list[ir.Stmt], hint: str) -> Value:
     if len(index) != len(shape):
         raise w.error(node, "the index and the tile shape of ct.load differ in rank")
-    _set_rank(w, array, len(shape), node)
+    _set_rank(w.state, array, len(shape), node)
     w.state.site(array, "loads", shape, index)
     order = _order(w, args.get("order"), len(shape), out)
     padding = _padding(w, args.get("padding_mode"), out)
@@ -231,11 +232,11 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
         if order is not None:
             raise w.error(node, "ct.load(..., order=...) of an array the kernel also writes is not "
                                    "supported yet")
-        view = _mutable_view(w, array, shape, padding, "it is updated in place", out)
+        view = _mutable_view(w.state, array, shape, padding, "it is updated in place", out)
         # Bound to a typed name: cutile infers no type for a raw view load inside an expression.
         return w.sem.bind_temp(out, hint, tile_type, _tile_load(w, view, idx, latency, tma, out, tile_type,
                                                                      mutable=True))
-    part = _partition(w, array, shape, padding, order, out)
+    part = _partition(w.state, array, shape, padding, order, out)
     return w.sem.bind_temp(out, hint, tile_type, _tile_load(w, part, idx, latency, tma, out, tile_type))
 
 
@@ -324,7 +325,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         # measured at +30% for rms_norm) needs the raw store through an unchecked partition.
         if tile.kind != "tile" or len(index) != len(tile.shape):
             raise w.error(node, "the index and the tile of ct.store differ in rank")
-        _set_rank(w, array, len(index), node)
+        _set_rank(w.state, array, len(index), node)
         tile = _as_array_dtype(w, tile, array, out)
         return _unchecked_store(w, node, array, index, tile, "a store with allow_tma or latency hints",
                                      out, hints=hints)
@@ -350,8 +351,8 @@ def _store(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam,
     if len(index) != len(tile.shape):
         raise w.error(node, "the index and the tile of ct.store differ in rank")
     tile = _as_array_dtype(w, tile, array, out)
-    _set_rank(w, array, len(index), node)
-    reason = _unsafe_store_reason(w, array, index)
+    _set_rank(w.state, array, len(index), node)
+    reason = _unsafe_store_reason(w.state, array, index)
     if reason is not None:
         return _unchecked_store(w, node, array, index, tile, reason, out)
     array.written = True
@@ -362,10 +363,10 @@ def _store(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam,
     return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
 
 
-def _check_unchecked_output(w: Walker, node: ast.Call, array: ir.ArrayParam) -> None:
+def _check_unchecked_output(state: KernelState, node: ast.Call, array: ir.ArrayParam) -> None:
     """An output written anywhere (unchecked partition or pointers) is written nowhere per block."""
     if array.tile is not None:
-        raise w.error(node, f"'{array.name}' is stored both per block and elsewhere")
+        raise state.error(node, f"'{array.name}' is stored both per block and elsewhere")
 
 
 def _unchecked_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: list[Value], tile: Value, reason: str,
@@ -377,9 +378,9 @@ def _unchecked_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: lis
     norm 1.04x, and an `if` on the index cost the persistent layer norm and rms norm 1.3x, where
     the plain store is within 1% of cuTile Python; the trap also doubled the persistent matmul's
     HGMMA and made it spill."""
-    _check_unchecked_output(w, node, array)
+    _check_unchecked_output(w.state, node, array)
     array.written = True
-    part = _mutable_view(w, array, tile.shape, None, reason, out)
+    part = _mutable_view(w.state, array, tile.shape, None, reason, out)
     idx = _named_index(w, [w.sem.i32(i, node) for i in index], out)
     latency, tma = hints if hints is not None else (ir.Lit("None"), ir.Lit("tma::Enabled"))
 
@@ -394,48 +395,48 @@ def _unchecked_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: lis
         "it, as cuTile Python requires")))
 
 
-def _mutable_view(w: Walker, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
+def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
                   reason: str, out: list[ir.Stmt] | None = None) -> ir.Var:
     """The mutable partition of the whole of `array` in tiles of `shape` through which the
     kernel stores (and, updating in place, loads) tiles cutile cannot prove disjoint. Loads
     without a padding_mode share the stores' view, and so its ordering token; a padded load
     gets a view of its own (tileiras refuses stores through a padded view), ordered with the
     stores by the data that flows from one to the other, as in-place updates are written."""
-    views = w.state.mutable_views.setdefault((array.name, shape), {})
-    if array.name in w.state.items:
+    views = state.mutable_views.setdefault((array.name, shape), {})
+    if array.name in state.items:
         assert out is not None
         views.clear()  # made where used, as a list item's partitions are
     view = views.get(padding)
     if view is None:
-        view = w.state.fresh(f"{rust_name(array.name)}_out")
+        view = state.fresh(f"{rust_name(array.name)}_out")
         source = ir.Var(rust_name(array.name))
         why = (f"cutile cannot prove that blocks store disjoint tiles of `{array.name}` ({reason}); the kernel "
                "guarantees it, as cuTile Python requires")
-        if w.state.read_and_written(array):
+        if state.read_and_written(array):
             value: ir.Expr = ir.Call("make_partition_view_mut", (
                 source, ir.Shape(shape), ir.Lit(padding or "padding::None"), ir.Call("get_tensor_token", (source,))))
-            w.state.unsafe_reasons.append(f"updates '{array.name}' in place through an unchecked partition")
+            state.unsafe_reasons.append(f"updates '{array.name}' in place through an unchecked partition")
         else:
             value = ir.Method(source, "partition_full_mut", (ir.Shape(shape),))
-            w.state.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
-        (out if array.name in w.state.items else w.state.partition_lets).append(
+            state.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
+        (out if array.name in state.items else state.partition_lets).append(
             ir.Let(view, ir.PartitionType(f"${array.name}", shape, mutable=True), ir.Unsafe(value, reason=why),
-                   w.state.line, mutable=True))
+                   state.line, mutable=True))
         views[padding] = view
     for d in shape:
         if isinstance(d, str):
-            w.state.mark_tile_dim(d)
+            state.mark_tile_dim(d)
     return ir.Var(view)
 
 
-def _unsafe_store_reason(w: Walker, array: ir.ArrayParam, index: list[Value]) -> str | None:
+def _unsafe_store_reason(state: KernelState, array: ir.ArrayParam, index: list[Value]) -> str | None:
     """None when a store is one tile per block at the block's own index: a safe partition."""
-    use = w.state.uses[array.name]
+    use = state.uses[array.name]
     if use.stores != 1:
         return f"'{array.name}' is stored more than once"
     if use.loads:
         return f"'{array.name}' is also read"
-    if w.state.loops:
+    if state.loops:
         return "the store is inside a loop"
     if len(index) > 3:
         return f"'{array.name}' has rank {len(index)}; checked outputs are at most rank 3"
@@ -507,7 +508,7 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     w.state.unsafe_reasons.append(f"gathers from '{array.name}' through pointers")
     why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
            "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
-    token = _pointer_token(w, array)
+    token = _pointer_token(w.state, array)
     # A padding of the result's shape goes through `load_ptr_tko_padded`, which the kernel module
     # declares (templates/kernels.rs.j2): cutile 0.5.0 broadcasts a scalar padding from rank 1,
     # which Tile IR rejects above rank 1.
@@ -550,18 +551,18 @@ def _gather_padding(w: Walker, pad: Value, array: ir.ArrayParam, shape: tuple[ir
                            ir.Call("broadcast_scalar", (scalar.expr, ir.Shape(shape)))).expr
 
 
-def _pointer_token(w: Walker, array: ir.ArrayParam) -> ir.Var | None:
+def _pointer_token(state: KernelState, array: ir.ArrayParam) -> ir.Var | None:
     """The token that orders the gathers and scatters of an array the kernel both reads and
     writes through pointers, in program order, as cuTile Python's token order does: without it
     a gather may run before the scatter it must see (moe_align's per-expert counts, read,
     incremented and written back in a loop). None for an array only read or only written."""
-    if not w.state.read_and_written(array):
+    if not state.read_and_written(array):
         return None
     name = f"{rust_name(array.name)}_token"
-    if name not in w.state.pointer_tokens:
-        w.state.pointer_tokens.add(name)
-        w.state.partition_lets.append(ir.Let(name, ir.ScalarType("Token"), ir.Call("new_token_unordered"),
-                                          w.state.line, mutable=True))
+    if name not in state.pointer_tokens:
+        state.pointer_tokens.add(name)
+        state.partition_lets.append(ir.Let(name, ir.ScalarType("Token"), ir.Call("new_token_unordered"),
+                                          state.line, mutable=True))
     return ir.Var(name)
 
 
@@ -574,7 +575,7 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
         lifted = _lifted_scatter(w, node, args, array, out)
         if lifted is not None:
             return lifted
-    _check_unchecked_output(w, node, array)
+    _check_unchecked_output(w.state, node, array)
     shape, ptrs, mask = _pointers(w, node, array, args, write=True, out=out, hint=hint)
     value = w.expr(args["value"], out, hint=f"{rust_name(array.name)}_value")
     if value.kind == "tile":
@@ -587,7 +588,7 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     why = (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
            else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
                 f"`{array.name}`")
-    token = _pointer_token(w, array)
+    token = _pointer_token(w.state, array)
     store = ir.Unsafe(ir.Call("store_ptr_tko", (
         ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
         ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
@@ -633,7 +634,7 @@ def _pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, wr
     check_bounds, the mask of lanes whose every index lies inside the array."""
     val = w.expr(args["indices"], out, hint="index")
     items = val.py if val.kind == "tuple" else [val]
-    _set_rank(w, array, len(items), node)
+    _set_rank(w.state, array, len(items), node)
     w.state.site(array, "stores" if write else "loads", ("pointers",), items)
     shape: tuple[ir.Dim, ...] = ()
     for item in items:
@@ -685,8 +686,8 @@ def _pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, wr
     if mask is not None and check.kind == "scalar":
         # check_bounds decided at run time (e.g. `TILE != N`, which cutile folds): lanes are
         # inside, or bounds are not checked.
-        unchecked = w.sem.splat(Value("scalar", ir.ScalarType("bool"), ir.Binary("==", check.expr, ir.Lit("false"))), "bool",
-                                shape, out, "unchecked", node)
+        off = Value("scalar", ir.ScalarType("bool"), ir.Binary("==", check.expr, ir.Lit("false")))
+        unchecked = w.sem.splat(off, "bool", shape, out, "unchecked", node)
         mask = Value("tile", mask.type, ir.Binary("|", mask.expr, unchecked.expr))
     if "mask" in args:
         user = w.expr(args["mask"], out, hint="mask")
@@ -725,8 +726,8 @@ def _lifted_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, 
         return None
     # Out-of-bounds lanes read the padding either way, so check_bounds needs nothing here.
     shape = (1,) * (len(index) - 1) + (n,)
-    _set_rank(w, array, len(index), node)
-    part = _partition(w, array, shape, padding, out=out)
+    _set_rank(w.state, array, len(index), node)
+    part = _partition(w.state, array, shape, padding, out=out)
     idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
     row = w.sem.bind_temp(out, hint, ir.TileType(f"${array.name}", shape), _tile_load(w, 
         part, idx, _latency_value(w, node, args.get("latency"), out), True, out))
@@ -757,9 +758,9 @@ def ct_num_tiles(w: Walker, node: ast.Call, out, hint) -> Value:
     array = array_arg(w, args["array"], out)
     shape = w.dims(args["shape"], out)
     axis = w.sem.int_const(w.expr(args["axis"], out), node)
-    _set_rank(w, array, len(shape), node)
+    _set_rank(w.state, array, len(shape), node)
     if axis < 0:
         axis += len(shape)
-    part = _partition(w, array, shape, None, out=out)
+    part = _partition(w.state, array, shape, None, out=out)
     return Value("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))),
                nonneg=True)

@@ -141,7 +141,8 @@ def tile_method(w: Walker, node: ast.Call, recv: Value, name: str, out, hint) ->
         return w.sem.convert(recv, w.dtype_arg(node.args[0], out), out, hint)
     if name == "reshape":
         shape = w.dims(node.args[0] if len(node.args) == 1 else ast.Tuple(elts=node.args), out)
-        return w.sem.bind_temp(out, hint, ir.TileType(recv.dtype, shape), ir.Method(recv.expr, "reshape", (ir.Shape(shape),)))
+        return w.sem.bind_temp(out, hint, ir.TileType(recv.dtype, shape),
+                               ir.Method(recv.expr, "reshape", (ir.Shape(shape),)))
     if name == "item":
         if any(d != 1 for d in recv.shape):
             raise w.error(node, ".item() needs a tile of one element")
