@@ -1,0 +1,146 @@
+"""The package's shape, pinned: data flows one way through the stages (translator -> builder ->
+runtime; the verifier above them all), emit reads only the IR, no import cycles, no private
+names imported across modules, no module over 800 lines, and every `ct.*` handler registered
+under a real name of cuTile Python."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "python" / "tilebridge"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports(name: str, *, runtime_only: bool = False) -> set[str]:
+    """The tilebridge modules `name` imports (relative imports resolved; a `from pkg import mod` of
+    a submodule counts as that submodule). With `runtime_only`, imports under `if TYPE_CHECKING:`
+    are left out."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    skip: set[int] = set()
+    if runtime_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                skip |= {id(n) for n in ast.walk(node)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "tilebridge"}
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "tilebridge":
+                continue
+            found.add(target)
+            found |= {f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES}
+    return {m for m in found if m in MODULES} - {name}
+
+
+def in_stage(module: str, stage: str) -> bool:
+    return module == f"tilebridge.{stage}" or module.startswith(f"tilebridge.{stage}.")
+
+
+# What each stage may never import.
+FORBIDDEN = {
+    "translator": ("builder", "runtime", "verifier", "cli"),
+    "runtime": ("translator", "builder", "verifier", "cli"),
+    "builder": ("verifier", "cli"),
+    "verifier": ("cli",),
+}
+
+
+@pytest.mark.parametrize("stage", sorted(FORBIDDEN))
+def test_stages_import_one_way(stage):
+    wrong = [(m, i) for m in MODULES if in_stage(m, stage) for i in imports(m)
+             if any(in_stage(i, other) for other in FORBIDDEN[stage])]
+    assert not wrong, f"{stage} must not import these: {wrong}"
+
+
+def test_shared_modules_import_no_stage():
+    for name in ("errors", "dtypes", "hints", "toolchain", "metadata"):
+        module = f"tilebridge.{name}"
+        if module in MODULES:
+            stages = [i for i in imports(module) if any(in_stage(i, s) for s in (*FORBIDDEN, "cli"))]
+            assert not stages, f"{module} imports {stages}"
+
+
+def test_emit_reads_only_the_ir():
+    allowed = {"tilebridge.translator.ir", "tilebridge.translator.rust_syntax", "tilebridge.dtypes",
+               "tilebridge.metadata", "tilebridge.errors", "tilebridge.translator"}
+    for m in MODULES:
+        if in_stage(m, "translator.emit"):
+            wrong = {i for i in imports(m) if i not in allowed and not in_stage(i, "translator.emit")}
+            assert not wrong, f"{m} imports {wrong}"
+
+
+def test_no_import_cycles():
+    graph = {m: imports(m, runtime_only=True) for m in MODULES}
+    # A package's __init__ that re-exports its submodules is not a cycle with them.
+    graph = {m: {i for i in deps if not (m.startswith(i + ".") and MODULES[i].name == "__init__.py")}
+             for m, deps in graph.items()}
+    state: dict[str, int] = {}
+
+    def visit(m: str, trail: list[str]) -> None:
+        state[m] = 1
+        for i in graph[m]:
+            if state.get(i) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(trail[trail.index(i):] + [m, i]))
+            if i not in state:
+                visit(i, trail + [m])
+        state[m] = 2
+
+    for m in graph:
+        if m not in state:
+            visit(m, [])
+
+
+def test_no_private_names_across_modules():
+    wrong = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                wrong += [f"{name}: from {'.' * node.level}{node.module or ''} import {a.name}"
+                          for a in node.names if a.name.startswith("_")]
+    assert not wrong, wrong
+
+
+def test_no_module_over_800_lines():
+    long = {name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > 800}
+    assert not long, long
+
+
+def test_every_op_handler_is_registered_under_a_name_of_cuda_tile():
+    ct = pytest.importorskip("cuda.tile")
+    from tilebridge.translator.lower.ops import OPS
+
+    assert len(OPS) > 40
+    assert sorted(name for name in OPS if not hasattr(ct, name)) == []
+
+
+def test_an_unregistered_op_is_a_translation_error(tmp_path):
+    pytest.importorskip("cuda.tile")
+    import tilebridge as tb
+    from tilebridge.builder.wheel import RUNTIME_CRATE
+    from tilebridge.translator.lower.ops import OPS
+
+    name = next(n for n in ("atomic_cas", "atomic_add", "cat", "pack") if n not in OPS)
+    (tmp_path / "k.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\ndef k(x, TILE: ct.Constant[int]):\n"
+        f"    t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n    ct.{name}(t)\n")
+    with pytest.raises(tb.TranslationError, match=rf"k\.py:7:\d+: ct\.{name} is not supported yet"):
+        tb.translate(tmp_path / "k.py", runtime_path=RUNTIME_CRATE)
