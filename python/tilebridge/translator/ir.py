@@ -1,10 +1,10 @@
-"""The typed kernel IR between analysis and emit.
+"""The typed kernel IR, between the lowering (which writes it) and emit (which reads it).
 
-Plain data: a test can build one by hand. Types carry dtypes as strings: concrete
-cutile names (``f32``, ``f16``, ``bf16``, ``i32`` ...) or a dtype class of the
-kernel's arrays (``$a``: "the dtype of array parameter `a`"), resolved to a Rust
-type parameter at emit time. Tile shapes are tuples of ints and ``ct.Constant``
-parameter names.
+Plain data: a test can build one by hand. Types carry dtypes as strings: concrete cutile names
+(``f32``, ``f16``, ``bf16``, ``i32`` ...) or, while a kernel is lowered, a dtype class of its
+arrays (``$a``: "the dtype of array parameter `a`"), which the lowering resolves to the kernel's
+Rust type parameters (``E0``, ...) before it hands the IR on. Tile shapes are tuples of ints and
+``ct.Constant`` parameter names. Expressions are already Rust-shaped: a `Lit` holds Rust text.
 """
 
 from __future__ import annotations
