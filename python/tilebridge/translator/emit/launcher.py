@@ -1,0 +1,195 @@
+"""The PyO3 launcher of each kernel: its Python signature, the checks it makes of a launch's
+arguments, its dispatch on their dtypes (one monomorphization per combination), and the call
+into the kernel module; plus the metadata the Python side maps `ct.launch` arguments with."""
+
+from __future__ import annotations
+
+import json
+
+from .. import ir
+from ...errors import TranslationError
+from ..rust_syntax import rust_name
+from .rust_expr import rust_expr
+
+_RUST_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "f64": "f64", "i32": "i32", "i64": "i64",
+               "i16": "i16", "i8": "i8", "u8": "u8", "bool": "bool", "f8e4m3fn": "f8e4m3fn", "f8e5m2": "f8e5m2"}
+_ELEM_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64", "i32": "I32", "i64": "I64",
+                  "i16": "I16", "i8": "I8", "u8": "U8", "bool": "Bool", "f8e4m3fn": "F8E4M3FN",
+                  "f8e5m2": "F8E5M2"}
+# A launcher dispatches on the dtypes of its arrays: one monomorphization per combination.
+MAX_LAUNCHER_VARIANTS = 81
+
+
+def check_launcher_variants(kernel: ir.KernelIR) -> None:
+    """Raises TranslationError where the launcher would need too many dtype variants."""
+    variants = len(kernel.launcher_combos())
+    if variants > MAX_LAUNCHER_VARIANTS:
+        arrays = ", ".join(f"{'/'.join(c.arrays)} ({', '.join(c.allowed)})" for c in kernel.dtype_classes
+                           if len(c.allowed) > 1)
+        raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}` takes arrays whose dtypes are "
+                               f"independent: {arrays}: {variants} launcher variants to build; state the dtypes of "
+                               "some of them (tb.build(..., dtypes={\"name\": [\"f16\"]}), tilebridge build "
+                               "--dtype name=f16), or build from recorded launches (tilebridge build --launches LOG)")
+
+
+def by_keyword(p: ir.Param) -> bool:
+    """`ct.Constant` values are passed by keyword, as their names say what they configure."""
+    return isinstance(p, ir.ConstParam) or (isinstance(p, ir.ScalarParam) and p.constant)
+
+
+def launcher(kernel: ir.KernelIR) -> dict:
+    """What the PyO3 launcher template needs, as Rust snippets."""
+    k = kernel.name
+    py_params = [p.name for p in kernel.params if not by_keyword(p)]
+    keywords = [p.name for p in kernel.params if by_keyword(p)]
+    sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true",
+                                                                 "hints = None"])
+    # The Rust parameters in the signature's order: positional ones first, then the keywords.
+    rust_type = {p.name: "&Bound<'py, PyAny>" if isinstance(p, (ir.ArrayParam, ir.UnusedParam)) else
+                 p.dtype if isinstance(p, ir.ScalarParam) else p.kind for p in kernel.params}
+    args = ["grid: &Bound<'py, PyAny>", *(f"{rust_name(n)}: {rust_type[n]}" for n in [*py_params, *keywords])]
+    args += ["stream: Option<Bound<'py, PyAny>>", "sync: bool", "hints: Option<tilebridge_runtime::launch::Hints>"]
+
+    admit = [f"let _ = {rust_name(p.name)}; // the kernel never reads `{p.name}`" for p in kernel.params
+             if isinstance(p, ir.UnusedParam)]
+    if kernel.in_place:
+        pairs = ", ".join(f'("{a}", "{b}")' for a, b in kernel.in_place)
+        admit.append(f"launch.allow_in_place(&[{pairs}]);")
+    for p in kernel.arrays:
+        how = ("outputs" if p.written else "inputs") if p.listed else ("output" if p.written else "input")
+        admit.append(f'let {rust_name(p.name)} = launch.{how}({rust_name(p.name)}, "{p.name}", {p.rank})?;')
+    checks = [f'check_tile_dim("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts if c.tile_dim]
+    checks += [f'check_positive("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
+               if c.positive and not c.tile_dim]
+    for cond, why in kernel.launch_checks:
+        message = json.dumps(f"kernel `{k}`: {why}")
+        checks.append(f"if !({rust_expr(cond)}) {{ return Err(tilebridge_runtime::error::argument({message})); }}")
+    classes = []
+    listed = {p.name for p in kernel.arrays if p.listed}  # a list stands in for its class by its first item
+    for c in kernel.dtype_classes:
+        members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
+        allowed = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in c.allowed)
+        classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
+    for p in kernel.arrays:
+        if p.strided:
+            checks.append(f'launch.check_unit_stride(&{rust_name(p.name)}, "{p.name}")?;')
+        if p.written and p.tile is not None:
+            tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
+            checks.append(f"launch.check_tile_grid(&{rust_name(p.name)}, &[{tile}])?;")
+
+    # One monomorphization per combination of allowed dtypes.
+    check_launcher_variants(kernel)
+    combos = kernel.launcher_combos()
+    typed_args = ["launch"] + [rust_name(p.name) for p in kernel.params if not isinstance(p, ir.UnusedParam)]
+    arms = []
+    for combo in combos:
+        pattern = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in combo)
+        types = ", ".join(_RUST_TYPES[d] for d in combo)
+        # Derived dtypes are fixed per arm, passed to cutile by name.
+        bound = {c.rust_name: d for c, d in zip(kernel.dtype_classes, combo)}
+        derived = [f'"{derived_dtype(d, bound)}"' for d in kernel.derived]
+        arms.append((f"({pattern})" if len(combo) > 1 else pattern,
+                     f"{k}_typed::<{types}>({', '.join(typed_args + derived)})"))
+    scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
+    if len(kernel.dtype_classes) > 1:
+        scrutinee = f"({scrutinee})"
+
+    typed_params = ["mut launch: Launch<'_>"]
+    for p in kernel.params:
+        if isinstance(p, ir.ArrayParam):
+            typed_params.append(f"{rust_name(p.name)}: {'ArrayList' if p.listed else 'Array'}")
+        elif isinstance(p, ir.ScalarParam):
+            typed_params.append(f"{rust_name(p.name)}: {p.dtype}")
+        elif isinstance(p, ir.ConstParam):
+            typed_params.append(f"{rust_name(p.name)}: {p.kind}")
+    typed_params += [f"{d.rust_name.lower()}: &'static str" for d in kernel.derived]
+    tensors = []
+    call_args = []
+    for p in kernel.runtime_params:
+        n = rust_name(p.name)
+        if isinstance(p, ir.ArrayParam) and p.listed:
+            tensors.append(f"let {n}_divisors = {n}.divisors();")
+            tensors.append(f"let {n} = launch.table(&{n}, &context)?;")
+            call_args.append(f"&{n}")
+        elif isinstance(p, ir.ArrayParam):
+            partitioned = p.written and p.tile is not None
+            mut = "mut " if partitioned else ""
+            if p.strided:
+                tensors += [f"let {n}_stride_{axis} = {n}.strides[{axis}];" for axis in range(p.rank - 1)]
+            tensors.append(f"let {mut}{n} = {n}.tensor::<{p.dtype}>(launch.py, &context);")
+            if partitioned:
+                # The tile sizes were checked positive (check_tile_dim) before this cast.
+                tile = ", ".join(f"{rust_name(d)} as usize" if isinstance(d, str) else str(d) for d in p.tile)
+                call_args.append(f"(&mut {n}).partition([{tile}])")
+            else:
+                call_args.append(f"&{n}")
+            if p.strided:
+                call_args += [f"{n}_stride_{axis}" for axis in range(p.rank - 1)]
+        else:
+            call_args.append(n)
+    generics = [f"{c.rust_name}::DTYPE.as_str().to_string()" for c in kernel.dtype_classes]
+    generics += [f"{d.rust_name.lower()}.to_string()" for d in kernel.derived]
+    generics += [f"{rust_name(c.name)}.to_string()" for c in kernel.consts]
+    generics += [f"{rust_name(p.name)}_divisors[{i}].to_string()" for p in kernel.arrays if p.listed
+                 for i in range(len(ir.list_divisors(p)))]
+    return {
+        "name": k,
+        "doc": f"Launches `{k}` ({kernel.file}:{kernel.line}) on the caller's stream.",
+        "signature": sig,
+        "args": args,
+        "admit": admit,
+        "classes": classes,
+        "checks": checks,
+        "scrutinee": scrutinee,
+        "arms": arms,
+        "unbuilt": json.dumps(_unbuilt_message(kernel)),
+        "class_names": [c.rust_name for c in kernel.dtype_classes],
+        "typed_params": typed_params,
+        "tensors": tensors,
+        "call": f"kernels::{k}({', '.join(call_args)})",
+        "generics": ", ".join(generics),
+    }
+
+
+def _unbuilt_message(kernel: ir.KernelIR) -> str:
+    """What the launcher says of a dtype combination it was not built for."""
+    if kernel.dtype_combos is None:
+        return "unsupported dtype combination"
+    arrays = " / ".join(",".join(c.arrays) for c in kernel.dtype_classes)
+    built = "; ".join(" / ".join(combo) for combo in kernel.dtype_combos)
+    return (f"kernel `{kernel.name}` was built for these dtype combinations only ({arrays}: {built}); "
+            "rebuild with launches recorded that use this one (tilebridge build --launches), or the dtypes stated")
+
+
+def derived_dtype(d: ir.DerivedDType, bound: dict[str, str]) -> str:
+    """The cutile dtype `d` stands for when its class is bound as in `bound`."""
+    chosen = d.then if bound[d.of] == d.when else d.other
+    return bound.get(chosen, chosen)
+
+
+def metadata(kernels: list[ir.KernelIR]) -> dict:
+    """What the Python side needs to map `ct.launch` arguments onto a launcher."""
+    out = {}
+    for k in kernels:
+        params = []
+        for p in k.params:
+            if isinstance(p, ir.ArrayParam):
+                params.append({"name": p.name, "kind": "array_list" if p.listed else "array", "rank": p.rank,
+                               "written": p.written,
+                               "tile": list(p.tile) if p.tile else None, "dtype_class": p.dtype})
+            elif isinstance(p, ir.ScalarParam):
+                params.append({"name": p.name, "kind": "constant" if p.constant else "scalar", "dtype": p.dtype})
+            elif isinstance(p, ir.UnusedParam):
+                params.append({"name": p.name, "kind": "unused"})
+            else:
+                params.append({"name": p.name, "kind": "constant", "dtype": p.kind})
+        out[k.name] = {
+            "file": k.file,
+            "line": k.line,
+            "params": params,
+            "dtypes": {c.rust_name: c.allowed for c in k.dtype_classes},
+            "safe": k.safety.safe,
+            "unsafe_reasons": k.safety.reasons,
+            "in_place": [list(pair) for pair in k.in_place],
+        }
+    return out
