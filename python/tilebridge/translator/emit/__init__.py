@@ -21,8 +21,9 @@ from pathlib import Path
 import jinja2
 
 from .. import ir
-from .kernel import entry
-from .launcher import MAX_LAUNCHER_VARIANTS, check_launcher_variants, derived_dtype, launcher, metadata
+from .kernel import calls_padded_gather, entry
+from .launcher import (MAX_LAUNCHER_VARIANTS, check_launcher_variants, derived_dtype, launch_imports, launcher,
+                       metadata)
 from .stub import stub
 
 __all__ = ["render_crate", "CrateFiles", "rustfmt", "MAX_LAUNCHER_VARIANTS", "check_launcher_variants",
@@ -52,19 +53,17 @@ class CrateFiles:
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
     meta = metadata(kernels)
     launchers = [launcher(k) for k in kernels]
-    checks = " ".join(line for l in launchers for line in l["checks"])
-    launch_imports = [f for f in ("check_positive", "check_tile_dim") if f"{f}(" in checks] + ["guard"]
     entries = [entry(k) for k in kernels]
     ctx = {
         "module": module,
         "source": source,
-        "padded_gather": any("load_ptr_tko_padded(" in line for e in entries for line in e["body"]),
+        "padded_gather": calls_padded_gather(kernels),
         "cutile_version": CUTILE_VERSION,
         "pyo3_version": PYO3_VERSION,
         "runtime_path": runtime_path.as_posix(),
         "entries": entries,
         "launchers": launchers,
-        "launch_imports": ", ".join(launch_imports),
+        "launch_imports": ", ".join(launch_imports(kernels)),
         "kernel_names": [k.name for k in kernels],
         "metadata": json.dumps(meta, sort_keys=True),
         "stubs": [stub(k) for k in kernels],

@@ -37,6 +37,25 @@ def by_keyword(p: ir.Param) -> bool:
     return isinstance(p, ir.ConstParam) or (isinstance(p, ir.ScalarParam) and p.constant)
 
 
+def _checks_tile_dim(c: ir.ConstParam) -> bool:
+    """A tile dimension: the launcher checks it is a positive power of two (`check_tile_dim`)."""
+    return c.tile_dim
+
+
+def _checks_positive(c: ir.ConstParam) -> bool:
+    """A divisor that is no tile dimension: the launcher checks it is positive (`check_positive`)."""
+    return c.positive and not c.tile_dim
+
+
+def launch_imports(kernels: list[ir.KernelIR]) -> list[str]:
+    """What the launchers call of `tilebridge_runtime::launch`: the checks of constants any of them
+    makes, and `guard`, which every one does."""
+    consts = [c for k in kernels for c in k.consts]
+    checks = {"check_positive": any(map(_checks_positive, consts)),
+              "check_tile_dim": any(map(_checks_tile_dim, consts))}
+    return [f for f, used in checks.items() if used] + ["guard"]
+
+
 def launcher(kernel: ir.KernelIR) -> dict:
     """What the PyO3 launcher template needs, as Rust snippets."""
     k = kernel.name
@@ -58,9 +77,10 @@ def launcher(kernel: ir.KernelIR) -> dict:
     for p in kernel.arrays:
         how = ("outputs" if p.written else "inputs") if p.listed else ("output" if p.written else "input")
         admit.append(f'let {rust_name(p.name)} = launch.{how}({rust_name(p.name)}, "{p.name}", {p.rank})?;')
-    checks = [f'check_tile_dim("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts if c.tile_dim]
+    checks = [f'check_tile_dim("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
+              if _checks_tile_dim(c)]
     checks += [f'check_positive("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
-               if c.positive and not c.tile_dim]
+               if _checks_positive(c)]
     for cond, why in kernel.launch_checks:
         message = json.dumps(f"kernel `{k}`: {why}")
         checks.append(f"if !({rust_expr(cond)}) {{ return Err(tilebridge_runtime::error::argument({message})); }}")
