@@ -1,7 +1,7 @@
 """tilebridge.translator: cuTile Python kernels -> a Rust crate of cuTile Rust kernels and PyO3 launchers.
 
-The stages, each a module: `frontend` (kernel objects or files -> ASTs), `analysis`
-(-> the typed IR in `ir`), `emit` (-> crate files). `translate` runs all three.
+The stages: `frontend` (kernel objects or files -> ASTs), `lower` (-> the typed IR in `ir`),
+`emit` (-> crate files). `translate` runs all three.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ def translate(
     if any kernel cannot be translated; with `partial`, leaves such kernels out instead
     and lists why in the result's `skipped` (and raises only if none is left). With
     `lift_gathers`, gathers and scatters of whole rows become cutile's checked tile accesses
-    (safe, but not always as fast: see `analysis.access`). With `launches` (recorded from the
-    kernels' own tests: `launches.read`), each kernel's launcher takes the dtype combinations
+    (safe, but not always as fast: see `lower.ops.memory`). With `launches` (recorded from the
+    kernels' own tests: `recorded_launches.read`), each kernel's launcher takes the dtype combinations
     they used too (only those, where its own would be too many).
     """
     sources = frontend.load_all(target)
@@ -52,7 +52,7 @@ def translate(
         try:
             kernel = lower.lower_kernel(src, dtypes, lift_gathers)
             recorded_launches.cover(kernel, launches, emit.MAX_LAUNCHER_VARIANTS)
-            emit.check_launcher_variants(kernel)
+            emit.check_launcher_variants(kernel)  # here only: a partial translation leaves such a kernel out
             _check_distinct_name(kernel, kernels)
             kernels.append(kernel)
         except TranslationError as e:

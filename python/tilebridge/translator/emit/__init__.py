@@ -51,6 +51,8 @@ class CrateFiles:
 
 
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
+    """The crate of `kernels`, each of which has passed `check_launcher_variants` (`translate` checks
+    them one by one, so that a partial translation can leave a kernel out)."""
     meta = metadata(kernels)
     launchers = [launcher(k) for k in kernels]
     entries = [entry(k) for k in kernels]
