@@ -2,7 +2,6 @@
 reject bad arguments with Python exceptions, and compile through cutile to Tile IR and an
 sm_90 cubin with the pip tileiras."""
 
-import json
 import re
 import shutil
 import subprocess
@@ -14,6 +13,7 @@ import pytest
 import tilebridge as tb
 from tilebridge.builder import wheel as tbuild
 from tilebridge import toolchain
+from tilebridge.metadata import ExtensionMetadata, ParamMetadata
 from tilebridge.verifier import coverage
 
 pytestmark = pytest.mark.slow
@@ -41,12 +41,12 @@ def fakes(n=4096, typestr="<f4"):
 
 
 def test_extension_imports_without_gpu(examples_ext):
-    meta = json.loads(examples_ext.__tilebridge__)
-    assert sorted(meta["kernels"]) == ["group_rotate", "matmul", "row_softmax", "scaled_silu", "scaled_silu_in_place",
-                                      "vector_add"]
-    assert meta["kernels"]["matmul"]["params"][2] == {
-        "name": "C", "kind": "array", "rank": 2, "written": True, "tile": ["TM", "TN"], "dtype_class": "E1"}
-    for k in meta["kernels"]:
+    meta = ExtensionMetadata.from_json(examples_ext.__tilebridge__)
+    assert sorted(meta.kernels) == ["group_rotate", "matmul", "row_softmax", "scaled_silu", "scaled_silu_in_place",
+                                    "vector_add"]
+    assert meta.kernels["matmul"].params[2] == ParamMetadata("C", "array", rank=2, written=True, tile=("TM", "TN"),
+                                                             dtype_class="E1")
+    for k in meta.kernels:
         assert callable(getattr(examples_ext, k))
 
 
@@ -85,8 +85,8 @@ def test_in_place_updates_are_the_very_same_array(examples_ext):
     with pytest.raises(tb.ArgumentError, match="share memory"):
         examples_ext.matmul((1, 1), square, FakeCudaArray((128, 128), "<f2", ptr=0x7100_0000), square,
                             TM=128, TN=128, TK=64)
-    meta = json.loads(examples_ext.__tilebridge__)["kernels"]
-    assert meta["vector_add"]["in_place"] == [["a", "c"], ["b", "c"]] and meta["matmul"]["in_place"] == []
+    meta = ExtensionMetadata.from_json(examples_ext.__tilebridge__).kernels
+    assert meta["vector_add"].in_place == [("a", "c"), ("b", "c")] and meta["matmul"].in_place == []
 
 
 class _Device:
@@ -190,8 +190,8 @@ def test_constant_branches_compile(control_flow_ext, flag, monkeypatch):
         ir, bytecode = control_flow_ext._compile_only(name, generics, strides, "sm_90")
         assert f"entry @{name}_entry" in ir
         coverage._cubin(bytecode)
-    meta = json.loads(control_flow_ext.__tilebridge__)["kernels"]
-    assert meta["shape_by_constant"]["safe"] and meta["rebound_in_branch"]["safe"]
+    meta = ExtensionMetadata.from_json(control_flow_ext.__tilebridge__).kernels
+    assert meta["shape_by_constant"].safe and meta["rebound_in_branch"].safe
 
 
 def test_untranslatable_constant_branch_is_refused_at_launch(control_flow_ext):
@@ -211,8 +211,8 @@ def test_math_modes_compile(monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ir, _ = ext._compile_only("math_ops", ["f32", "f16", "8", "64"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
     assert "rounding<approx>" in ir and "flush_to_zero" in ir and "permute" in ir
-    meta = json.loads(ext.__tilebridge__)["kernels"]["math_ops"]
-    assert not meta["safe"] and "exp with Approx rounding" in meta["unsafe_reasons"][0]
+    meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["math_ops"]
+    assert not meta.safe and "exp with Approx rounding" in meta.unsafe_reasons[0]
     ir, _ = ext._compile_only("masked", ["f32", "f32", "100", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "cmpi" in ir and "select" in ir
     ir, _ = ext._compile_only("int_tiles", ["f32", "f32", "7", "256"], [("x", [1]), ("y", [1])], "sm_90")
@@ -272,9 +272,9 @@ def test_checked_ops_compile(monkeypatch):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
         assert all(op in ir for op in ops), (name, ir)
         coverage._cubin(bytecode)  # and tileiras takes it
-    meta = json.loads(ext.__tilebridge__)["kernels"]
-    assert meta["count_ids"]["dtypes"] == {"E0": ["i32", "i64"], "E1": ["i32"]}
-    assert meta["window_sum"]["params"][3] == {"name": "scales", "kind": "unused"}
+    meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
+    assert meta["count_ids"].dtypes == {"E0": ["i32", "i64"], "E1": ["i32"]}
+    assert meta["window_sum"].params[3] == ParamMetadata("scales", "unused")
 
 
 def test_index_arrays_take_integers_and_unused_parameters_anything():
@@ -297,8 +297,8 @@ def test_lists_of_arrays_are_admitted_item_by_item():
     from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
-    meta = json.loads(ext.__tilebridge__)["kernels"]["grouped_double"]
-    assert [(p["name"], p["kind"], p.get("written")) for p in meta["params"][:2]] == [
+    meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["grouped_double"]
+    assert [(p.name, p.kind, p.written) for p in meta.params[:2]] == [
         ("Xs", "array_list", False), ("Ys", "array_list", True)]
     xs = [FakeCudaArray((100, 64), "<f2", ptr=0x7000_0000), FakeCudaArray((33, 200), "<f2", ptr=0x7100_0000)]
     ys = [FakeCudaArray((100, 64), "<f2", ptr=0x7200_0000), FakeCudaArray((33, 200), "<f2", ptr=0x7300_0000)]
@@ -322,16 +322,16 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
 
     ext = tb.build(REPO / "tests" / "fixtures" / "unchecked_stores.py", quiet=True)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
-    meta = json.loads(ext.__tilebridge__)["kernels"]
-    assert "inside a loop" in meta["persistent_copy"]["unsafe_reasons"][0]
-    assert "not ct.bid(0)" in meta["reversed_copy"]["unsafe_reasons"][0]
+    meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
+    assert "inside a loop" in meta["persistent_copy"].unsafe_reasons[0]
+    assert "not ct.bid(0)" in meta["reversed_copy"].unsafe_reasons[0]
     for name, generics in (("persistent_copy", ["f32", "64", "256"]), ("reversed_copy", ["f32", "256"])):
         ir, _ = ext._compile_only(name, generics, [("x", [1]), ("y", [1])], "sm_90")
         # no trap and no test of the index in the loop (each cost TileGym's persistent kernels 1.04x to 1.8x)
         assert "store_view_tko" in ir and "assert" not in ir and not re.search(r"\bif %", ir), ir
     # an array updated in place: loaded and stored through one mutable view, so one token chain
-    assert meta["add_in_place"]["unsafe_reasons"] == ["updates 'y' in place through an unchecked partition"]
-    assert [p["written"] for p in meta["add_in_place"]["params"][:2]] == [False, True]
+    assert meta["add_in_place"].unsafe_reasons == ["updates 'y' in place through an unchecked partition"]
+    assert [p.written for p in meta["add_in_place"].params[:2]] == [False, True]
     ir, _ = ext._compile_only("add_in_place", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert sum("make_partition_view" in line for line in ir.splitlines()) == 2  # x's and y's
     loaded_y = re.search(r"(%\d+), (%\d+) = load_view_tko weak (%\d+)\[", ir)  # y's, the first load
@@ -413,15 +413,15 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
 
     ext = tb.build(REPO / "tests" / "fixtures" / "gathers.py", quiet=True)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
-    meta = json.loads(ext.__tilebridge__)["kernels"]
+    meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     ir, _ = ext._compile_only("row_gather", ["f16", "f16", "1000", "1024"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
     assert "load_ptr_tko" in ir and "store_ptr_tko" in ir  # pointers, as cuTile Python lowers gathers
-    assert "gathers from 'x' through pointers" in meta["row_gather"]["unsafe_reasons"]
+    assert "gathers from 'x' through pointers" in meta["row_gather"].unsafe_reasons
     ir, _ = ext._compile_only("shifted", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     # masked to x's bounds: one comparison per lane (bid * 3 + arange is known non-negative)
     assert ir.count("load_ptr_tko") == 1 and "cmpi less_than" in ir and "greater_than_or_equal" not in ir
     # f32 tiles stored into `stats`: built for f32 only, as cuTile Python casts no narrower
-    assert meta["hinted_store"]["dtypes"] == {"E0": ["f32", "f16", "bf16"], "E1": ["f32"]}
+    assert meta["hinted_store"].dtypes == {"E0": ["f32", "f16", "bf16"], "E1": ["f32"]}
     ir, _ = ext._compile_only("hinted_store", ["f16", "f32", "256"], [("x", [-1, 1]), ("stats", [1])], "sm_90")
     assert "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false") and "latency" in ir
 

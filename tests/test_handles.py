@@ -3,7 +3,6 @@ random programs of allocate / launch / sync / poll / host access / failing launc
 
 import gc
 import contextlib
-import json
 import warnings
 
 import pytest
@@ -11,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tilebridge as tb
+from tilebridge.metadata import ExtensionMetadata, KernelMetadata, ParamMetadata
 from tilebridge.runtime.ownership import Kernel, Tensor, TensorBusyError
 
 
@@ -90,9 +90,10 @@ class FakeExt:
     """An extension with one kernel `copy(x) -> y`; it can be told to fail like a rejected launch."""
 
     __name__ = "fake_ext"
-    __tilebridge__ = json.dumps({"kernels": {"copy": {"params": [
-        {"name": "x", "kind": "array", "written": False}, {"name": "y", "kind": "array", "written": True},
-        {"name": "TILE", "kind": "constant"}]}}})
+    __tilebridge__ = ExtensionMetadata("fake_ext", "copy.py", {"copy": KernelMetadata("copy.py", 1, (
+        ParamMetadata("x", "array", rank=1, written=False, dtype_class="E0"),
+        ParamMetadata("y", "array", rank=1, written=True, dtype_class="E0"),
+        ParamMetadata("TILE", "constant", dtype="i32")))}).to_json()
 
     def __init__(self):
         self.fail = False

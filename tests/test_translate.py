@@ -9,6 +9,7 @@ import pytest
 
 import tilebridge as tb
 from tilebridge.builder.wheel import RUNTIME_CRATE
+from tilebridge.metadata import ExtensionMetadata
 from tilebridge.translator import frontend
 
 from conftest import EXAMPLES, REPO
@@ -67,12 +68,11 @@ def test_every_statement_points_to_its_python_line():
 
 
 def test_safety_report():
-    meta = {name: k for name, k in __import__("json").loads(generated(REPO / "examples" / "row_softmax.py")[
-        "tilebridge.json"])["kernels"].items()}
-    assert meta["row_softmax"]["safe"] is False
-    assert "NegInf" in meta["row_softmax"]["unsafe_reasons"][0]
-    vadd = __import__("json").loads(generated(REPO / "examples" / "vector_add.py")["tilebridge.json"])
-    assert vadd["kernels"]["vector_add"]["safe"] is True
+    meta = ExtensionMetadata.from_json(generated(REPO / "examples" / "row_softmax.py")["tilebridge.json"]).kernels
+    assert meta["row_softmax"].safe is False
+    assert "NegInf" in meta["row_softmax"].unsafe_reasons[0]
+    vadd = ExtensionMetadata.from_json(generated(REPO / "examples" / "vector_add.py")["tilebridge.json"])
+    assert vadd.kernels["vector_add"].safe is True
     assert "unsafe" not in generated(REPO / "examples" / "vector_add.py")["src/tile_kernels.rs"]
 
 
@@ -204,10 +204,10 @@ def test_recorded_launches_widen_the_launcher_variants(tmp_path):
     assert "was built for these dtype combinations only" in crate.files["src/lib.rs"]
     crate = tb.translate(REPO / "tests" / "fixtures" / "checked_ops.py", runtime_path=RUNTIME_CRATE,
                          launches=launches.read([log]))
-    meta = json.loads(crate.files["tilebridge.json"])["kernels"]
-    assert meta["prefix_sums"]["dtypes"]["E0"] == ["f32", "f16", "bf16", "i32"]  # widened, nothing dropped
+    meta = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels
+    assert meta["prefix_sums"].dtypes["E0"] == ["f32", "f16", "bf16", "i32"]  # widened, nothing dropped
     assert crate.files["src/lib.rs"].count("prefix_sums_typed::<") == 27 + 1
-    assert meta["count_ids"]["dtypes"] == {"E0": ["i32", "i64"], "E1": ["i32"]}  # no launches: as ever
+    assert meta["count_ids"].dtypes == {"E0": ["i32", "i64"], "E1": ["i32"]}  # no launches: as ever
 
 
 def test_recorded_launches_become_specializations():
@@ -248,11 +248,10 @@ def test_in_place_pairs_inside_loops_need_an_index_that_moves(tmp_path):
         "    for i in range(N):\n"
         "        t = ct.load(s_in, index=(ct.bid(0),), shape=(TILE,))\n"
         "        ct.store(s_out, index=(ct.bid(0),), tile=t * 2)\n")
-    import json
-
-    meta = json.loads(tb.translate(tmp_path / "state.py", runtime_path=RUNTIME_CRATE).files["tilebridge.json"])
-    assert meta["kernels"]["stream"]["in_place"] == [["s_in", "s_out"]]
-    assert meta["kernels"]["repeat"]["in_place"] == []
+    meta = ExtensionMetadata.from_json(tb.translate(tmp_path / "state.py", runtime_path=RUNTIME_CRATE).files[
+        "tilebridge.json"])
+    assert meta.kernels["stream"].in_place == [("s_in", "s_out")]
+    assert meta.kernels["repeat"].in_place == []
 
 
 def test_codegen_matches_cutile_python_lowering(tmp_path):

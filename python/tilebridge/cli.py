@@ -64,11 +64,12 @@ def _gpu_available() -> bool:
 
 def cmd_check(args) -> int:
     from .builder import build
+    from .runtime.launch import extension_metadata
     from .verifier.check import load_cases, run_case
 
     target = args.files if len(args.files) > 1 else args.files[0]
     ext = build(target, module=_module(args), dtypes=_dtypes(args.dtype))
-    print(f"built and imported {ext.__name__}: kernels {', '.join(sorted(__import__('json').loads(ext.__tilebridge__)['kernels']))}")
+    print(f"built and imported {ext.__name__}: kernels {', '.join(sorted(extension_metadata(ext).kernels))}")
     if not _gpu_available():
         print("no GPU here: translation and build checked; run on a GPU machine to compare outputs "
               "with cuTile Python")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import json
 import os
 import re
 import shutil
@@ -25,6 +24,7 @@ from typing import Any, Mapping, Sequence
 from .. import toolchain
 from ..translator import CrateFiles, translate
 from ..errors import BuildError
+from ..metadata import ExtensionMetadata, build_key_of
 
 REPO = Path(__file__).resolve().parents[3]
 RUNTIME_CRATE = REPO / "crates" / "tilebridge-runtime"
@@ -69,9 +69,7 @@ def write_crate(crate: CrateFiles, crate_dir: Path, key: str) -> None:
     try:
         for name, text in crate.files.items():
             if name == "tilebridge.json":
-                meta = json.loads(text)
-                meta["build_key"] = key
-                text = json.dumps(meta, indent=2, sort_keys=True) + "\n"
+                text = ExtensionMetadata.from_json(text).with_build_key(key).to_json()
             path = tmp / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
@@ -139,8 +137,8 @@ def build(
     crate_dir = Path(out_dir) if out_dir is not None else default_build_root() / f"{crate.module}-{key}"
     stamp = crate_dir / STAMP
     wheel = Path(stamp.read_text().strip()) if stamp.exists() else None
-    fresh = wheel is not None and wheel.exists() and (crate_dir / "tilebridge.json").exists() and json.loads(
-        (crate_dir / "tilebridge.json").read_text()).get("build_key") == key
+    fresh = wheel is not None and wheel.exists() and (crate_dir / "tilebridge.json").exists() and build_key_of(
+        (crate_dir / "tilebridge.json").read_text()) == key
     if not fresh:
         if not quiet:
             print(f"tilebridge: building {crate.module} in {crate_dir}", file=sys.stderr)

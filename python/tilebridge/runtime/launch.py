@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import os
-import sys
 from collections import Counter
-import warnings
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from .. import toolchain
 from ..errors import ArgumentError, BuildError
 from ..hints import KERNEL_HINTS, kernel_hints
+from ..metadata import ExtensionMetadata, KernelMetadata
 
 
 def load(module: str):
@@ -25,16 +23,22 @@ def load(module: str):
     return ext
 
 
-_METADATA: dict[str, dict] = {}
+_METADATA: dict[str, ExtensionMetadata] = {}
 
 
-def kernel_info(ext, name: str) -> dict:
+def extension_metadata(ext) -> ExtensionMetadata:
+    """The extension's `__tilebridge__`, parsed once per extension."""
     meta = _METADATA.get(ext.__name__)
     if meta is None:
-        meta = _METADATA[ext.__name__] = json.loads(ext.__tilebridge__)["kernels"]
-    if name not in meta:
-        raise ArgumentError(f"{ext.__name__} has no kernel `{name}`; it has {sorted(meta)}")
-    return meta[name]
+        meta = _METADATA[ext.__name__] = ExtensionMetadata.from_json(ext.__tilebridge__)
+    return meta
+
+
+def kernel_info(ext, name: str) -> KernelMetadata:
+    kernels = extension_metadata(ext).kernels
+    if name not in kernels:
+        raise ArgumentError(f"{ext.__name__} has no kernel `{name}`; it has {sorted(kernels)}")
+    return kernels[name]
 
 
 _PLANS: dict[tuple[str, str], tuple[Any, tuple[int, ...], tuple[tuple[str, int], ...], int]] = {}
@@ -44,14 +48,14 @@ def _plan(ext, name: str, nargs: int):
     """(launcher, indices of its positional args, (constant, index) pairs), cached per kernel."""
     plan = _PLANS.get((ext.__name__, name))
     if plan is None:
-        params = kernel_info(ext, name)["params"]
-        plan = (getattr(ext, name), tuple(i for i, p in enumerate(params) if p["kind"] != "constant"),
-                tuple((p["name"], i) for i, p in enumerate(params) if p["kind"] == "constant"), len(params))
+        params = kernel_info(ext, name).params
+        plan = (getattr(ext, name), tuple(i for i, p in enumerate(params) if not p.by_keyword),
+                tuple((p.name, i) for i, p in enumerate(params) if p.by_keyword), len(params))
         _PLANS[(ext.__name__, name)] = plan
     if nargs != plan[3]:
-        params = kernel_info(ext, name)["params"]
+        params = kernel_info(ext, name).params
         raise ArgumentError(f"kernel `{name}` takes {len(params)} arguments "
-                            f"({', '.join(p['name'] for p in params)}), got {nargs}")
+                            f"({', '.join(p.name for p in params)}), got {nargs}")
     return plan[:3]
 
 
@@ -122,8 +126,8 @@ def use_rust(*exts):
 
     table = {}
     for ext in exts:
-        for name, info in json.loads(ext.__tilebridge__)["kernels"].items():
-            table[(info["file"], name)] = ext
+        for name, info in extension_metadata(ext).kernels.items():
+            table[(info.file, name)] = ext
     original = ct.launch
     routing = Routing()
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from ..errors import ArgumentError, LaunchError
-from .launch import kernel_info
+from .launch import extension_metadata, kernel_info
 
 
 class TensorBusyError(LaunchError):
@@ -390,11 +390,11 @@ class Kernel:
     def __init__(self, ext: Any, name: str, backend: Backend | None = None):
         self.ext = ext
         self.name = name
-        self.params = kernel_info(ext, name)["params"]
+        self.params = kernel_info(ext, name).params
         self._launcher = getattr(ext, name)
         self._backend = backend
-        self._positional = [p for p in self.params if p["kind"] != "constant"]
-        self._written = [bool(p.get("written")) for p in self._positional]
+        self._positional = [p for p in self.params if not p.by_keyword]
+        self._written = [p.written for p in self._positional]
 
     @property
     def backend(self) -> Backend:
@@ -405,7 +405,7 @@ class Kernel:
     def launch(self, grid: Any, *args: Any, stream: Any = None, **constants: Any) -> Pending:
         if len(args) != len(self._positional):
             raise ArgumentError(f"{self.name} takes {len(self._positional)} positional arguments "
-                                f"({', '.join(p['name'] for p in self._positional)}), got {len(args)}")
+                                f"({', '.join(p.name for p in self._positional)}), got {len(args)}")
         backend = self.backend
         handles, raw = [], []
         for value, written in zip(args, self._written):
@@ -455,10 +455,8 @@ class Kernels:
     """The kernels of an extension as `Kernel` objects: `tb.kernels(ext).matmul.launch(...)`."""
 
     def __init__(self, ext: Any, backend: Backend | None = None):
-        import json
-
         self._ext = ext
-        for name in json.loads(ext.__tilebridge__)["kernels"]:
+        for name in extension_metadata(ext).kernels:
             setattr(self, name, Kernel(ext, name, backend))
 
 

@@ -76,8 +76,8 @@ def run_case(ext, kernel: Any, grid: Any, args: tuple) -> CaseResult:
     import torch
 
     name = kernel_name(kernel)
-    params = kernel_info(ext, name)["params"]
-    written = [i for i, p in enumerate(params) if p["kind"] in ("array", "array_list") and p["written"]]
+    params = kernel_info(ext, name).params
+    written = [i for i, p in enumerate(params) if p.is_array and p.written]
     py_args, rs_args = _copy(args), _copy(args)
     stream = torch.cuda.current_stream()
     ct.launch(stream, grid, kernel, tuple(py_args))
@@ -85,7 +85,7 @@ def run_case(ext, kernel: Any, grid: Any, args: tuple) -> CaseResult:
     torch.cuda.synchronize()
     result = CaseResult(name, describe(args))
     for i in written:
-        name = params[i]["name"]
+        name = params[i].name
         if isinstance(py_args[i], (list, tuple)):
             for j, (ref, got) in enumerate(zip(py_args[i], rs_args[i])):
                 result.outputs.append(_compare(f"{name}[{j}]", ref, got))

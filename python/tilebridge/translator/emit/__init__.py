@@ -6,13 +6,12 @@
 is installed, so the output is rustfmt-clean either way it is read.
 
 The parts, a module each: `rust_expr` (IR types and expressions as Rust text), `kernel` (the
-`#[cutile::entry]` functions), `launcher` (the PyO3 launchers and the extension's metadata),
+`#[cutile::entry]` functions), `launcher` (the PyO3 launchers, and the extension's metadata that describes them),
 `stub` (the `.pyi` signatures).
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -21,9 +20,10 @@ from pathlib import Path
 import jinja2
 
 from .. import ir
+from ...metadata import ExtensionMetadata
 from .kernel import calls_padded_gather, entry
-from .launcher import (MAX_LAUNCHER_VARIANTS, check_launcher_variants, derived_dtype, launch_imports, launcher,
-                       metadata)
+from .launcher import (MAX_LAUNCHER_VARIANTS, check_launcher_variants, derived_dtype, kernel_metadata,
+                       launch_imports, launcher)
 from .stub import stub
 
 __all__ = ["render_crate", "CrateFiles", "rustfmt", "MAX_LAUNCHER_VARIANTS", "check_launcher_variants",
@@ -53,7 +53,7 @@ class CrateFiles:
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
     """The crate of `kernels`, each of which has passed `check_launcher_variants` (`translate` checks
     them one by one, so that a partial translation can leave a kernel out)."""
-    meta = metadata(kernels)
+    meta = ExtensionMetadata(module, source, {k.name: kernel_metadata(k) for k in kernels})
     launchers = [launcher(k) for k in kernels]
     entries = [entry(k) for k in kernels]
     ctx = {
@@ -67,7 +67,6 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
         "launchers": launchers,
         "launch_imports": ", ".join(launch_imports(kernels)),
         "kernel_names": [k.name for k in kernels],
-        "metadata": json.dumps(meta, sort_keys=True),
         "stubs": [stub(k) for k in kernels],
     }
     files = {
@@ -76,8 +75,7 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
         "src/tile_kernels.rs": rustfmt(_ENV.get_template("kernels.rs.j2").render(ctx)),
         "src/lib.rs": rustfmt(_ENV.get_template("lib.rs.j2").render(ctx)),
         f"{module}.pyi": _ENV.get_template("stub.pyi.j2").render(ctx),
-        "tilebridge.json": json.dumps({"module": module, "source": source, "kernels": meta}, indent=2,
-                                      sort_keys=True) + "\n",
+        "tilebridge.json": meta.to_json(),
     }
     return CrateFiles(module, files)
 

@@ -8,6 +8,7 @@ import json
 
 from .. import ir
 from ...errors import TranslationError
+from ...metadata import KernelMetadata, ParamMetadata
 from ..rust_syntax import rust_name
 from .rust_expr import rust_expr
 
@@ -187,29 +188,20 @@ def derived_dtype(d: ir.DerivedDType, bound: dict[str, str]) -> str:
     return bound.get(chosen, chosen)
 
 
-def metadata(kernels: list[ir.KernelIR]) -> dict:
-    """What the Python side needs to map `ct.launch` arguments onto a launcher."""
-    out = {}
-    for k in kernels:
-        params = []
-        for p in k.params:
-            if isinstance(p, ir.ArrayParam):
-                params.append({"name": p.name, "kind": "array_list" if p.listed else "array", "rank": p.rank,
-                               "written": p.written,
-                               "tile": list(p.tile) if p.tile else None, "dtype_class": p.dtype})
-            elif isinstance(p, ir.ScalarParam):
-                params.append({"name": p.name, "kind": "constant" if p.constant else "scalar", "dtype": p.dtype})
-            elif isinstance(p, ir.UnusedParam):
-                params.append({"name": p.name, "kind": "unused"})
-            else:
-                params.append({"name": p.name, "kind": "constant", "dtype": p.kind})
-        out[k.name] = {
-            "file": k.file,
-            "line": k.line,
-            "params": params,
-            "dtypes": {c.rust_name: c.allowed for c in k.dtype_classes},
-            "safe": k.safety.safe,
-            "unsafe_reasons": k.safety.reasons,
-            "in_place": [list(pair) for pair in k.in_place],
-        }
-    return out
+def kernel_metadata(k: ir.KernelIR) -> KernelMetadata:
+    """What the Python side needs to map `ct.launch` arguments onto the launcher (`tilebridge.json`):
+    a `ct.Constant` is the one kind passed by keyword, as `by_keyword` has it."""
+    params = []
+    for p in k.params:
+        if isinstance(p, ir.ArrayParam):
+            params.append(ParamMetadata(p.name, "array_list" if p.listed else "array", rank=p.rank,
+                                        written=p.written, tile=tuple(p.tile) if p.tile else None,
+                                        dtype_class=p.dtype))
+        elif isinstance(p, ir.ScalarParam):
+            params.append(ParamMetadata(p.name, "constant" if p.constant else "scalar", dtype=p.dtype))
+        elif isinstance(p, ir.UnusedParam):
+            params.append(ParamMetadata(p.name, "unused"))
+        else:
+            params.append(ParamMetadata(p.name, "constant", dtype=p.kind))
+    return KernelMetadata(k.file, k.line, tuple(params), {c.rust_name: list(c.allowed) for c in k.dtype_classes},
+                          k.safety.safe, list(k.safety.reasons), list(k.in_place))
