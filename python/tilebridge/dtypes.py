@@ -24,6 +24,11 @@ class DType:
     def is_integer(self) -> bool:
         return self.name[0] in "iu"
 
+    @property
+    def python_scalar(self) -> str:
+        """The Python type a scalar of this dtype is passed as: `int`, `float` or `bool`."""
+        return "bool" if self.name == "bool" else "int" if self.is_integer else "float"
+
 
 _TABLE = (
     DType("f32", "float32", "float32", "F32", float_rank=2),
@@ -42,6 +47,8 @@ _TABLE = (
 )
 
 DTYPES: dict[str, DType] = {d.name: d for d in _TABLE}
+# The dtypes an array can have (the runtime crate's element types), by name.
+ARRAY_DTYPES: dict[str, DType] = {d.name: d for d in _TABLE if d.variant}
 
 # The dtypes a launcher takes for an array unless told otherwise, and for an index array (one whose
 # values the kernel uses as integers).
@@ -55,6 +62,12 @@ _BY_CUTILE_PYTHON = {d.cutile_python: d.name for d in _TABLE}
 _BY_TORCH = {d.torch: d.name for d in _TABLE if d.torch}
 # torch's aliases, as kernels may spell them (`torch.half`), by the cuTile Python dtype they mean.
 TORCH_ALIASES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "long": "int64"}
+
+
+def torch_names() -> dict[str, str]:
+    """Every dtype attribute of `torch` a kernel may name (aliases included) -> the attribute of
+    `cuda.tile` it means: `half` -> `float16`, `bool` -> `bool_`."""
+    return {**{d.torch: d.cutile_python for d in _TABLE if d.torch}, **TORCH_ALIASES}
 
 
 def from_cutile_python(name: str) -> str | None:

@@ -16,11 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import ir
-
-# torch's dtype names, as the log has them -> cutile's
-TORCH_DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64", "int32": "i32",
-                "int64": "i64", "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "bool",
-                "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2"}
+from ..dtypes import from_torch
 
 
 @dataclass(frozen=True)
@@ -31,9 +27,9 @@ class Launch:
     hints: dict[str, Any] = field(default_factory=dict)
 
     def dtype(self, param: str) -> str | None:
-        """The cutile dtype of an array argument, None for anything else."""
+        """The cutile dtype of an array argument (the log has torch's name), None for anything else."""
         arg = self.args.get(param)
-        return TORCH_DTYPES.get(arg.get("dtype")) if isinstance(arg, dict) else None
+        return from_torch(arg.get("dtype")) if isinstance(arg, dict) else None
 
     def record(self) -> dict[str, Any]:
         return {"file": self.file, "kernel": self.kernel, "args": self.args, "hints": self.hints}

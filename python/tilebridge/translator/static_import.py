@@ -18,10 +18,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-_TORCH_DTYPES = {"float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
-                 "bfloat16": "bfloat16", "float64": "float64", "double": "float64", "int32": "int32",
-                 "int": "int32", "int64": "int64", "long": "int64", "int16": "int16", "int8": "int8",
-                 "uint8": "uint8", "bool": "bool_", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+from ..dtypes import torch_names
+
 _REAL_IMPORTS = ("cuda.tile", "math", "numpy")
 
 
@@ -48,7 +46,7 @@ def _torch_stand_in() -> types.SimpleNamespace:
     """torch, as far as kernels use it: its dtypes, as the cuTile dtypes they mean."""
     import cuda.tile as ct
 
-    return types.SimpleNamespace(**{name: getattr(ct, ct_name) for name, ct_name in _TORCH_DTYPES.items()})
+    return types.SimpleNamespace(**{name: getattr(ct, ct_name) for name, ct_name in torch_names().items()})
 
 
 def _import(name: str) -> Any:

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from ..dtypes import from_torch
 from ..translator.frontend import import_file
 from ..runtime.launch import kernel_info, launch
 
-# (rtol, atol) per dtype where the two compilers may round differently.
-TOLERANCE = {"float32": (1e-5, 1e-6), "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float64": (1e-12, 1e-12)}
+# (rtol, atol) per dtype where the two compilers may round differently; any other dtype must match exactly.
+TOLERANCE = {"f32": (1e-5, 1e-6), "f16": (1e-3, 1e-3), "bf16": (1e-2, 1e-2), "f64": (1e-12, 1e-12)}
 
 
 @dataclass
@@ -102,7 +103,7 @@ def _compare(param: str, ref: Any, got: Any) -> OutputResult:
                             got.view(torch.uint8) if got.element_size() == 1 else got.view(_int_of(got)))
     diff = (ref.double() - got.double()).abs()
     max_err = float(diff.nan_to_num(float("inf")).max()) if diff.numel() else 0.0
-    rtol, atol = TOLERANCE.get(dtype, (0.0, 0.0))
+    rtol, atol = TOLERANCE.get(from_torch(dtype), (0.0, 0.0))
     close = same_bits or bool(torch.allclose(got.double(), ref.double(), rtol=rtol, atol=atol, equal_nan=True))
     return OutputResult(param, dtype, same_bits, close, max_err)
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import toolchain
+from ..dtypes import cutile_python
 from ..builder import wheel as builder
 from ..translator import emit, frontend, ir, recorded_launches as launches, static_import as static_source
 from ..translator.rust_syntax import rust_name
@@ -293,11 +294,10 @@ def _python_tile_ir(kernel: Any, spec: Specialization) -> str:
     import cuda.tile as ct
     from cuda.tile import compilation as c
 
-    dtypes = {v: k for k, v in launches.TORCH_DTYPES.items()}
     constraints = []
     for kind, value, *strides in spec.signature:
         if kind in ("array", "list"):
-            array = c.ArrayConstraint(getattr(ct, dtypes[value]), len(strides[0]), index_dtype=ct.int32,
+            array = c.ArrayConstraint(cutile_python(value), len(strides[0]), index_dtype=ct.int32,
                                       stride_lower_bound_incl=0, alias_groups=[], may_alias_internally=False,
                                       stride_constant=[1 if s == 1 else None for s in strides[0]])
             constraints.append(c.ListConstraint(array, alias_groups=[], elements_may_alias=False)
@@ -305,7 +305,7 @@ def _python_tile_ir(kernel: Any, spec: Specialization) -> str:
         elif kind == "constant":
             constraints.append(c.ConstantConstraint(value))
         else:
-            constraints.append(c.ScalarConstraint(getattr(ct, dtypes[value])))
+            constraints.append(c.ScalarConstraint(cutile_python(value)))
     sig = c.KernelSignature(constraints, c.CallingConvention.cutile_python_v1())
     with tempfile.NamedTemporaryFile(suffix=".bc") as f:
         c.export_kernel(kernel, [sig], f.name, output_format="tileir_bytecode", bytecode_version="13.3")

@@ -7,16 +7,12 @@ from __future__ import annotations
 import json
 
 from .. import ir
+from ...dtypes import ARRAY_DTYPES
 from ...errors import TranslationError
 from ...metadata import KernelMetadata, ParamMetadata
 from ..rust_syntax import rust_name
 from .rust_expr import rust_expr
 
-_RUST_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "f64": "f64", "i32": "i32", "i64": "i64",
-               "i16": "i16", "i8": "i8", "u8": "u8", "bool": "bool", "f8e4m3fn": "f8e4m3fn", "f8e5m2": "f8e5m2"}
-_ELEM_VARIANTS = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64", "i32": "I32", "i64": "I64",
-                  "i16": "I16", "i8": "I8", "u8": "U8", "bool": "Bool", "f8e4m3fn": "F8E4M3FN",
-                  "f8e5m2": "F8E5M2"}
 # A launcher dispatches on the dtypes of its arrays: one monomorphization per combination.
 MAX_LAUNCHER_VARIANTS = 81
 
@@ -90,7 +86,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
     listed = {p.name for p in kernel.arrays if p.listed}  # a list stands in for its class by its first item
     for c in kernel.dtype_classes:
         members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
-        allowed = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in c.allowed)
+        allowed = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
     for p in kernel.arrays:
         if p.strided:
@@ -104,8 +100,8 @@ def launcher(kernel: ir.KernelIR) -> dict:
     typed_args = ["launch"] + [rust_name(p.name) for p in kernel.params if not isinstance(p, ir.UnusedParam)]
     arms = []
     for combo in combos:
-        pattern = ", ".join(f"ElemType::{_ELEM_VARIANTS[d]}" for d in combo)
-        types = ", ".join(_RUST_TYPES[d] for d in combo)
+        pattern = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in combo)
+        types = ", ".join(ARRAY_DTYPES[d].name for d in combo)
         # Derived dtypes are fixed per arm, passed to cutile by name.
         bound = {c.rust_name: d for c, d in zip(kernel.dtype_classes, combo)}
         derived = [f'"{derived_dtype(d, bound)}"' for d in kernel.derived]

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from .. import ir
+from ...dtypes import DTYPES
 from .launcher import by_keyword
-
-_PY_SCALAR = {"i32": "int", "i64": "int", "f32": "float", "bool": "bool"}
 
 
 def pyi_signature(kernel: ir.KernelIR) -> str:
@@ -14,13 +13,13 @@ def pyi_signature(kernel: ir.KernelIR) -> str:
         if not by_keyword(p):
             kind = ("list[CudaArray]" if isinstance(p, ir.ArrayParam) and p.listed else
                     "CudaArray" if isinstance(p, ir.ArrayParam) else "object" if isinstance(p, ir.UnusedParam)
-                    else _PY_SCALAR[p.dtype])
+                    else DTYPES[p.dtype].python_scalar)
             parts.append(f"{p.name}: {kind}")
     parts.append("*")
     for p in kernel.params:
         if by_keyword(p):
             kind = p.kind if isinstance(p, ir.ConstParam) else p.dtype
-            parts.append(f"{p.name}: {_PY_SCALAR[kind]}")
+            parts.append(f"{p.name}: {DTYPES[kind].python_scalar}")
     parts += ["stream: object | None = None", "sync: bool = True",
               "hints: tuple[int | None, int | None, int | None] | None = None"]
     return ", ".join(parts)
