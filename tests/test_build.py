@@ -189,7 +189,7 @@ def test_constant_branches_compile(control_flow_ext, flag, monkeypatch):
             ("early_exit", ["f32", "f16", "1000", "256"], flat)):
         ir, bytecode = control_flow_ext._compile_only(name, generics, strides, "sm_90")
         assert f"entry @{name}_entry" in ir
-        coverage._cubin(bytecode)
+        coverage.cubin(bytecode)
     meta = ExtensionMetadata.from_json(control_flow_ext.__tilebridge__).kernels
     assert meta["shape_by_constant"].safe and meta["rebound_in_branch"].safe
 
@@ -271,7 +271,7 @@ def test_checked_ops_compile(monkeypatch):
              ["int_to_ptr", "trunci", "make_tensor_view", "loop", "div_by<16>", "div_by<8>"])):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
         assert all(op in ir for op in ops), (name, ir)
-        coverage._cubin(bytecode)  # and tileiras takes it
+        coverage.cubin(bytecode)  # and tileiras takes it
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     assert meta["count_ids"].dtypes == {"E0": ["i32", "i64"], "E1": ["i32"]}
     assert meta["window_sum"].params[3] == ParamMetadata("scales", "unused")

@@ -275,17 +275,19 @@ def _disasm(bytecode: bytes) -> str:
 TILEIRAS_TIMEOUT = float(os.environ.get("TILEBRIDGE_TILEIRAS_TIMEOUT", "600"))
 
 
-def _cubin(bytecode: bytes) -> None:
+def cubin(bytecode: bytes) -> None:
+    """Compiles Tile IR bytecode to an sm_90 cubin with tileiras (and throws it away); raises
+    RuntimeError with tileiras' reason where it cannot."""
     root = toolchain.cuda_root()
     with tempfile.TemporaryDirectory() as d:
-        bc, cubin = Path(d) / "k.bc", Path(d) / "k.cubin"
+        bc, out = Path(d) / "k.bc", Path(d) / "k.cubin"
         bc.write_bytes(bytecode)
         try:
             proc = subprocess.run([str(root / "bin" / "tileiras"), "--gpu-name", "sm_90", "--opt-level", "3", "-o",
-                                   str(cubin), str(bc)], capture_output=True, text=True, timeout=TILEIRAS_TIMEOUT)
+                                   str(out), str(bc)], capture_output=True, text=True, timeout=TILEIRAS_TIMEOUT)
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"tileiras ran over {TILEIRAS_TIMEOUT:.0f} s (TILEBRIDGE_TILEIRAS_TIMEOUT)") from None
-        if proc.returncode != 0 or not cubin.exists():
+        if proc.returncode != 0 or not out.exists():
             raise RuntimeError(proc.stderr.strip()[-500:])
 
 
@@ -450,7 +452,7 @@ def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization) -> tuple[i
     try:
         _, bytecode = ext_module._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
         stage = 1
-        _cubin(bytecode)
+        cubin(bytecode)
         stage = 2
         with _EXPORT:
             theirs = normalize(_python_tile_ir(kernel, spec))
