@@ -1,0 +1,38 @@
+"""Emit's decisions about the crate as a whole are made from the IR (a hand-built kernel here),
+never by searching the Rust it rendered."""
+
+from pathlib import Path
+
+from tilebridge.translator import ir
+from tilebridge.translator.emit import render_crate
+from tilebridge.translator.emit.kernel import PADDED_GATHER, calls_padded_gather
+from tilebridge.translator.emit.launcher import launch_imports
+
+
+def kernel(body: list[ir.Stmt], consts: list[ir.ConstParam], line_text: dict[int, str] | None = None) -> ir.KernelIR:
+    return ir.KernelIR("k", "k.py", 1, "def k(x, ...)", [ir.ArrayParam("x", 1, "E0"), *consts],
+                       [ir.DTypeClass("E0", ["x"], ["f32"])], body, line_text or {}, ir.SafetyNote(True))
+
+
+def gather(line: int) -> ir.Stmt:
+    load = ir.Unsafe(ir.Call(PADDED_GATHER, (ir.Var("ptrs"),)), "in bounds")
+    return ir.Let("t", ir.LoadedType(ir.TileType("E0", (4,))), load, line)
+
+
+def test_the_padded_gather_is_declared_where_a_body_calls_it():
+    nested = ir.IfElse(ir.Lit("true"), [], [ir.For("i", ir.Lit("0i32"), ir.Lit("2i32"), None, [gather(3)], 3)], 2)
+    assert calls_padded_gather([kernel([], []), kernel([nested], [])])
+    # Its name in the Python source (a comment the body repeats) is no call.
+    said = ir.Do(ir.Call("noop"), 2)
+    assert not calls_padded_gather([kernel([said], [], {2: f"{PADDED_GATHER}(p)  # not this"})])
+
+
+def test_lib_rs_imports_the_checks_the_launchers_make():
+    tile = ir.ConstParam("TILE", "i32", tile_dim=True)
+    divisor = ir.ConstParam("D", "i32", positive=True)
+    both = ir.ConstParam("B", "i32", tile_dim=True, positive=True)  # a tile dimension: check_tile_dim only
+    assert launch_imports([kernel([], [])]) == ["guard"]
+    assert launch_imports([kernel([], [tile]), kernel([], [divisor])]) == ["check_positive", "check_tile_dim", "guard"]
+    assert launch_imports([kernel([], [both])]) == ["check_tile_dim", "guard"]
+    lib = render_crate([kernel([], [divisor])], "k_rs", Path("/runtime"), "k.py").files["src/lib.rs"]
+    assert "check_positive" in lib and "check_tile_dim" not in lib
