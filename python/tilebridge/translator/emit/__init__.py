@@ -6,8 +6,9 @@
 is installed, so the output is rustfmt-clean either way it is read.
 
 The parts, a module each: `rust_expr` (IR types and expressions as Rust text), `kernel` (the
-`#[cutile::entry]` functions), `launcher` (the PyO3 launchers, and the extension's metadata that describes them),
-`stub` (the `.pyi` signatures).
+`#[cutile::entry]` functions), `launcher` (the PyO3 launchers, and the metadata that describes
+them to the Python side), `stub` (the `.pyi` signatures). Emit reads the IR only, never the text
+it rendered.
 """
 
 from __future__ import annotations
