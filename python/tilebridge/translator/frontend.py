@@ -65,17 +65,44 @@ def import_file(path: str | Path) -> types.ModuleType:
     return module
 
 
+def read_file(path: str | Path) -> types.ModuleType:
+    """The module of a kernel file: imported where it imports; read without running it (see
+    `static_import`) where importing it fails for any reason (a package or a name it imports is
+    missing, it raises, skips or exits while importing). A file that is not UTF-8 Python source
+    is a `TranslationError` at the place it breaks."""
+    path = Path(path)
+    try:
+        source = path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise TranslationError(f"{path}: cannot be read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise TranslationError(f"the file is not UTF-8 text (byte {e.start}: {e.object[e.start]:#04x})",
+                               location=f"{path.name}:1:1", construct="file") from None
+    try:
+        ast.parse(source, filename=str(path))
+    except SyntaxError as e:
+        raise TranslationError(f"invalid Python: {e.msg}", location=f"{path.name}:{e.lineno}:{e.offset}",
+                               construct=(e.text or "").strip()[:60] or "file") from None
+    try:
+        return import_file(path)
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as imported:  # noqa: B036 - a skip or an exit at import is not ours to end on
+        # An operator library's file imports torch or its own package: read it without running it.
+        from .static_import import load_file
+
+        try:
+            return load_file(path)
+        except Exception as e:
+            raise TranslationError(f"{path.name}: importing it failed ({type(imported).__name__}: {imported}), "
+                                   f"and so did reading it without running it ({type(e).__name__}: {e})") from None
+
+
 def kernels_in(target: Any) -> list[Any]:
     """The kernel objects in a module, a file path, a kernel, or an iterable of those,
     in definition order."""
     if isinstance(target, (str, Path)):
-        try:
-            target = import_file(target)
-        except ImportError:
-            # An operator library's file imports torch or its own package: read it without running it.
-            from .static_import import load_file
-
-            target = load_file(target)
+        target = read_file(target)
     if isinstance(target, types.ModuleType):
         found = [v for v in vars(target).values() if _is_kernel(v)]
         found = [k for k in found if getattr(k._pyfunc, "__module__", None) == target.__name__]
@@ -85,6 +112,21 @@ def kernels_in(target: Any) -> list[Any]:
     if isinstance(target, Iterable):
         return [k for item in target for k in kernels_in(item)]
     raise TypeError(f"expected a @ct.kernel object, a module or a file path, got {type(target).__name__}")
+
+
+def nested_kernels(path: str | Path) -> list[str]:
+    """`name (line N, inside f)` for each kernel a file defines inside a function or class, where
+    only the module's own names can be found."""
+    tree = ast.parse(Path(path).read_text())
+    found = []
+    for outer in ast.walk(tree):
+        if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for node in ast.walk(outer):
+                if node is not outer and isinstance(node, ast.FunctionDef) and any(
+                        ast.unparse(d.func if isinstance(d, ast.Call) else d).endswith("kernel")
+                        for d in node.decorator_list):
+                    found.append(f"{node.name} (line {node.lineno}, inside {outer.name})")
+    return list(dict.fromkeys(found))
 
 
 def load(kernel: Any) -> KernelSource:
@@ -114,5 +156,10 @@ def load(kernel: Any) -> KernelSource:
 def load_all(target: Any) -> list[KernelSource]:
     kernels = kernels_in(target)
     if not kernels:
-        raise TranslationError(f"no @ct.kernel functions found in {target!r}")
+        nested = nested_kernels(target) if isinstance(target, (str, Path)) else []
+        where = Path(target).name if isinstance(target, (str, Path)) else repr(target)
+        if nested:
+            raise TranslationError(f"{where}: its kernels are defined inside functions or classes, and tilebridge "
+                                   f"translates a file's module-level kernels only: {', '.join(nested)}")
+        raise TranslationError(f"no @ct.kernel functions found in {where}")
     return [load(k) for k in kernels]

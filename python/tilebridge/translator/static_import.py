@@ -42,18 +42,28 @@ class Unresolved:
         return f"<unresolved {self._name}>"
 
 
-def _torch_stand_in() -> types.SimpleNamespace:
-    """torch, as far as kernels use it: its dtypes, as the cuTile dtypes they mean."""
+class _TorchStandIn(types.SimpleNamespace):
+    """torch, as far as kernels use it: its dtypes, as the cuTile dtypes they mean; anything else
+    (`torch.Tensor` in an annotation) is unresolved, and the translation says so where it is used."""
+
+    def __getattr__(self, attr: str) -> Unresolved:
+        return Unresolved(f"torch.{attr}")
+
+
+def _torch_stand_in() -> _TorchStandIn:
     import cuda.tile as ct
 
-    return types.SimpleNamespace(**{name: getattr(ct, ct_name) for name, ct_name in torch_names().items()})
+    return _TorchStandIn(**{name: getattr(ct, ct_name) for name, ct_name in torch_names().items()})
 
 
 def _import(name: str) -> Any:
     if name == "torch":
         return _torch_stand_in()
     if name.split(".")[0] in ("math", "numpy") or name.startswith("cuda.tile"):
-        return importlib.import_module(name)
+        try:
+            return importlib.import_module(name)
+        except ImportError:  # a name the installed cuda-tile does not have: found missing where it is used
+            return Unresolved(name)
     return Unresolved(name)
 
 
@@ -89,7 +99,16 @@ def load_file(path: str | Path) -> types.ModuleType:
     tree = ast.parse(path.read_text(), filename=str(path))
     module = types.ModuleType(f"_tilebridge_static_{path.stem}")
     module.__file__ = str(path)
-    _LOADED[path] = module
+    _LOADED[path] = module  # before reading: sibling files may import this one back
+    try:
+        _read_into(module, tree, path)
+    except BaseException:
+        del _LOADED[path]  # nothing half-read stays for the next caller
+        raise
+    return module
+
+
+def _read_into(module: types.ModuleType, tree: ast.Module, path: Path) -> None:
     ns = module.__dict__
     ns["__builtins__"] = __builtins__
     ns["__tilebridge_experimental__"] = set()
@@ -138,7 +157,6 @@ def load_file(path: str | Path) -> types.ModuleType:
                 exec(code, ns)  # noqa: S102 - defines one function; runs no user code
             except Exception as e:  # a decorator we cannot evaluate
                 ns[node.name] = Unresolved(f"{node.name} ({e})")
-    return module
 
 
 def is_experimental(kernel: Any) -> bool:

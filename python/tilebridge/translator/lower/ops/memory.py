@@ -634,6 +634,9 @@ def _pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, wr
     check_bounds, the mask of lanes whose every index lies inside the array."""
     val = w.expr(args["indices"], out, hint="index")
     items = val.py if val.kind == "tuple" else [val]
+    if not items:
+        raise w.error(args["indices"], "ct.gather and ct.scatter take one index per axis of the array, and arrays "
+                                       "have at least one axis")
     _set_rank(w.state, array, len(items), node)
     w.state.site(array, "stores" if write else "loads", ("pointers",), items)
     shape: tuple[ir.Dim, ...] = ()

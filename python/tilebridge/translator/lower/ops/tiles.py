@@ -337,7 +337,7 @@ def ct_arange(w: Walker, node: ast.Call, out, hint) -> Value:
     shape = w.dims(ast.copy_location(ast.Tuple(elts=[args["size"]], ctx=ast.Load()), node), out)
     dtype = w.dtype_arg(args["dtype"], out) if "dtype" in args else "i32"
     if dtype not in ("i32", "i64"):
-        raise w.error(node, "ct.arange of a float dtype is not supported yet")
+        raise w.error(node, f"ct.arange of dtype {dtype} is not supported yet: cutile's iota makes i32 or i64 tiles")
     iota = w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
     iota.iota_offset = Value("const", py=0)
     iota.nonneg = True
