@@ -172,6 +172,17 @@ def test_control_flow_compiles(control_flow_ext, double, monkeypatch):
     assert "entry @branch_in_array_dtype_entry" in ir
 
 
+def test_kernel_without_arrays_builds_and_compiles(control_flow_ext, monkeypatch):
+    """No dtype to dispatch on: the launcher calls its one typed function (an empty `match` was a
+    rustfmt error), the unused array is taken and ignored, and the kernel goes to a cubin."""
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ir, bytecode = control_flow_ext._compile_only("no_arrays", ["64"], [], "sm_90")
+    assert "entry @no_arrays_entry" in ir
+    coverage.cubin(bytecode)
+    with pytest.raises(tb.DeviceError):  # admitted, then no GPU here
+        control_flow_ext.no_arrays((1,), object(), 3, TILE=64)
+
+
 @pytest.mark.parametrize("flag", ["true", "false"])
 def test_constant_branches_compile(control_flow_ext, flag, monkeypatch):
     """Branches on ct.Constant values that Rust types differently from cuTile Python, which traces

@@ -110,6 +110,8 @@ def launcher(kernel: ir.KernelIR) -> dict:
     scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
     if len(kernel.dtype_classes) > 1:
         scrutinee = f"({scrutinee})"
+    # A kernel without arrays has no dtype to dispatch on: one typed function, called directly.
+    direct = None if kernel.dtype_classes else f"{k}_typed({', '.join(typed_args)})"
 
     typed_params = ["mut launch: Launch<'_>"]
     for p in kernel.params:
@@ -158,6 +160,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "classes": classes,
         "checks": checks,
         "scrutinee": scrutinee,
+        "direct": direct,
         "arms": arms,
         "unbuilt": json.dumps(_unbuilt_message(kernel)),
         "class_names": [c.rust_name for c in kernel.dtype_classes],
