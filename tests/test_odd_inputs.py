@@ -94,3 +94,39 @@ def test_partial_keeps_every_kernel_it_can(tmp_path):
     assert [s.split(":")[0] for s in crate.skipped] == ["bad", "worse"]
     assert all("mixed.py:" in s for s in crate.skipped), crate.skipped
 
+
+
+def test_partial_keeps_the_others_when_one_kernel_hits_a_bug(tmp_path, monkeypatch):
+    """An internal error (a tilebridge bug) in one kernel's translation leaves that kernel out, said
+    as a bug with its place, and keeps the rest; without --partial it propagates as the bug it is."""
+    from tilebridge.translator import lower
+
+    real = lower.lower_kernel
+
+    def buggy(src, *args, **kwargs):
+        if src.name == "first":
+            raise AttributeError("'NoneType' object has no attribute 'expr'")
+        return real(src, *args, **kwargs)
+
+    monkeypatch.setattr(lower, "lower_kernel", buggy)
+    path = write(tmp_path, "bug", "import cuda.tile as ct\n\n\n" + GOOD.replace("good", "first") + "\n\n" + GOOD)
+    crate = tb.translate(path, runtime_path=RUNTIME_CRATE, partial=True)
+    assert "fn good" in crate.files["src/lib.rs"] and "fn first" not in crate.files["src/lib.rs"]
+    assert crate.skipped == ["first: bug.py:5: internal error (a tilebridge bug): AttributeError: 'NoneType' "
+                             "object has no attribute 'expr'"]
+    with pytest.raises(AttributeError):
+        tb.translate(path, runtime_path=RUNTIME_CRATE)
+
+
+def test_cli_translate_partial_lists_what_it_left_out(tmp_path, capsys):
+    from tilebridge.cli import main
+
+    path = write(tmp_path, "mixed", "import cuda.tile as ct\n\n\n@ct.kernel\ndef bad(x, TILE: ct.Constant[int]):\n"
+                                    "    ct.no_such_op(x)\n\n\n" + GOOD)
+    assert main(["translate", str(path), "--partial", "-o", str(tmp_path / "crate")]) == 0
+    printed = capsys.readouterr().out
+    assert "left out bad: mixed.py:6:" in printed and "wrote mixed_rs" in printed
+    assert (tmp_path / "crate" / "src" / "lib.rs").read_text().count("#[pyfunction]") >= 1
+    assert main(["translate", str(path), "-o", str(tmp_path / "crate2")]) != 0
+    assert "TranslationError: mixed.py:6:5: unknown function: `ct.no_such_op`" in capsys.readouterr().err
+    assert not (tmp_path / "crate2").exists()  # a failed translation writes nothing

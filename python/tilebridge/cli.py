@@ -1,4 +1,4 @@
-"""The `tilebridge` command: translate | build | check | bench | doctor."""
+"""The `tilebridge` command: translate | build | check | bench | coverage | doctor."""
 
 from __future__ import annotations
 
@@ -35,8 +35,11 @@ def cmd_translate(args) -> int:
     from .translator import translate
 
     crate = translate(args.files if len(args.files) > 1 else args.files[0], module=_module(args),
-                      dtypes=_dtypes(args.dtype), runtime_path=RUNTIME_CRATE, launches=_launches(args))
+                      dtypes=_dtypes(args.dtype), runtime_path=RUNTIME_CRATE, launches=_launches(args),
+                      partial=args.partial, lift_gathers=args.lift_gathers)
     write_crate(crate, Path(args.out), build_key(crate))
+    for reason in crate.skipped:
+        print(f"left out {reason}")
     print(f"wrote {crate.module} to {args.out}")
     return 0
 
@@ -136,16 +139,20 @@ def main(argv: list[str] | None = None) -> int:
                             "dtype combinations they used; repeatable")
         return p
 
+    def translation_options(p) -> None:
+        p.add_argument("--partial", action="store_true",
+                       help="leave out kernels that cannot be translated (each is listed, with why)")
+        p.add_argument("--lift-gathers", action="store_true",
+                       help="gathers/scatters of whole rows as checked tile accesses (safe; padded ones can be slower)")
+
     p = kernel_command("translate", "write the generated Rust crate")
     p.add_argument("-o", "--out", required=True, help="folder for the crate")
+    translation_options(p)
     p.set_defaults(run=cmd_translate)
     p = kernel_command("build", "translate and build the extension wheel, then install it")
     p.add_argument("-o", "--out", help="build folder (default: ~/.cache/tilebridge/builds/<module>-<hash>)")
     p.add_argument("--no-install", action="store_true", help="build the wheel only")
-    p.add_argument("--partial", action="store_true",
-                   help="leave out kernels that cannot be translated (each is listed, with why)")
-    p.add_argument("--lift-gathers", action="store_true",
-                   help="gathers/scatters of whole rows as checked tile accesses (safe; padded ones can be slower)")
+    translation_options(p)
     p.set_defaults(run=cmd_build)
     p = kernel_command("check", "build, then compare with cuTile Python on each file's cases(torch)")
     p.set_defaults(run=cmd_check)

@@ -40,7 +40,8 @@ def translate(
     `dtypes` states, per array parameter name, the dtypes the launcher is built for
     (default: f32, f16, bf16). Raises `TranslationError` before anything is produced
     if any kernel cannot be translated; with `partial`, leaves such kernels out instead
-    and lists why in the result's `skipped` (and raises only if none is left). With
+    and lists why in the result's `skipped` (and raises only if none is left), an internal error
+    of one kernel's translation included. With
     `lift_gathers`, gathers and scatters of whole rows become cutile's checked tile accesses
     (safe, but not always as fast: see `lower.ops.memory`). With `launches` (recorded from the
     kernels' own tests: `recorded_launches.read`), each kernel's launcher takes the dtype combinations
@@ -59,6 +60,11 @@ def translate(
             if not partial:
                 raise
             skipped.append(f"{src.name}: {e}")
+        except Exception as e:  # a tilebridge bug: the kernel is left out, said loudly, and the others kept
+            if not partial:
+                raise
+            skipped.append(f"{src.name}: {src.display_file}:{src.func.lineno}: internal error (a tilebridge bug): "
+                           f"{type(e).__name__}: {e}")
     if not kernels:
         raise TranslationError("no kernel could be translated:\n  " + "\n  ".join(skipped))
     source = sources[0].display_file if len({s.filename for s in sources}) == 1 else "several files"
