@@ -135,12 +135,11 @@ def module_aliases(tree: ast.Module, package: str) -> dict[str, str]:
 
 def test_no_private_names_of_other_modules_used():
     """`module._name` of another tilebridge module (which the imports test cannot see), in the
-    package (the lowering, being rewritten, aside for now) and in the tests."""
+    package and in the tests."""
     wrong = []
     tests = sorted(Path(__file__).parent.glob("test_*.py"))
     for label, path, package in [(name, path, name if path.name == "__init__.py" else name.rpartition(".")[0])
-                                 for name, path in MODULES.items() if not in_stage(name, "translator.lower")
-                                 ] + [(p.name, p, "") for p in tests]:
+                                 for name, path in MODULES.items()] + [(p.name, p, "") for p in tests]:
         tree = ast.parse(path.read_text())
         aliases = module_aliases(tree, package)
         for node in ast.walk(tree):
