@@ -131,6 +131,27 @@ def test_compiles_to_tile_ir_and_sm90_cubin(examples_ext, kernel, tmp_path, monk
     assert cubin.read_bytes()[:4] == b"\x7fELF"
 
 
+def test_a_slow_tileiras_is_deferred_not_failed(examples_ext, monkeypatch):
+    """Coverage with a cubin limit: a specialization whose tileiras runs longer still counts its
+    Tile IR, and its cubin is deferred (counted apart), never a failure; without a limit it compiles."""
+    from conftest import REPO
+    from tilebridge.translator import frontend, lower
+    from tilebridge.translator.frontend import import_file
+
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    kernel = import_file(REPO / "examples" / "vector_add.py").vector_add
+    kir = lower.lower_kernel(frontend.load(kernel))
+    with pytest.raises(coverage.SlowCompile):
+        coverage.cubin(examples_ext._compile_only("vector_add", ["f16", "1024"], [("a", [1]), ("b", [1]), ("c", [1])],
+                                                  "sm_90")[1], limit=0.001)
+    slow, plain = coverage.Row("vector_add.py", "vector_add", False), coverage.Row("vector_add.py", "vector_add", False)
+    coverage.compile_all(slow, examples_ext, kernel, kir, [], cubin_limit=0.001)
+    coverage.compile_all(plain, examples_ext, kernel, kir, [])
+    assert (slow.tile_irs, slow.cubins, slow.deferred, slow.cubin_or_deferred, slow.error) == (1, 0, 1, True, "")
+    assert (plain.tile_irs, plain.cubins, plain.deferred, plain.cubin) == (1, 1, 0, True)
+    assert "1 specializations through Tile IR whose cubin was deferred" in coverage.Report([slow]).table()
+
+
 def test_matmul_tile_ir_has_the_mma_loop(examples_ext, monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ir, _ = examples_ext._compile_only("matmul", *SPECIALIZATIONS["matmul"])

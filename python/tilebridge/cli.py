@@ -105,7 +105,8 @@ def cmd_bench(args) -> int:
 def cmd_coverage(args) -> int:
     from .verifier.coverage import run
 
-    report = run(args.target, quiet=not args.verbose, files=args.files, recorded=_launches(args), progress=True)
+    report = run(args.target, quiet=not args.verbose, files=args.files, recorded=_launches(args), progress=True,
+                 cubin_limit=args.cubin_limit)
     print(report.table())
     if args.json:
         Path(args.json).write_text(report.to_json())
@@ -168,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                         "(e.g. tests/data/tilegym_launches.json); repeatable")
     p.add_argument("-k", "--files", action="append", metavar="PATTERN",
                    help="only kernel files whose names match this glob (e.g. -k 'softmax' -k 'rms_*'); repeatable")
+    p.add_argument("--cubin-limit", type=float, metavar="SECONDS",
+                   help="defer (count apart) the cubin of a specialization whose tileiras runs longer; default: "
+                        "compile every one")
     p.add_argument("-v", "--verbose", action="store_true", help="show cargo's output")
     p.set_defaults(run=cmd_coverage)
     p = sub.add_parser("doctor", help="check the toolchain")

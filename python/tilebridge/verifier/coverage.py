@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -75,6 +76,10 @@ class Row:
     specializations: int = 0
     tile_irs: int = 0
     cubins: int = 0
+    # Specializations whose tileiras ran over the run's `cubin_limit`: Tile IR checked, the cubin
+    # left to a run without the limit.
+    deferred: int = 0
+    slowest_cubin: float = 0.0  # seconds of the longest tileiras run that made a cubin
     refused: int = 0
     diffs: list[int] = field(default_factory=list)  # differing lines against cuTile Python, per specialization
     diff_ops: dict[str, int] = field(default_factory=dict)  # which operations differ ("+assert": only ours has it)
@@ -82,6 +87,11 @@ class Row:
     @property
     def safe(self) -> bool:
         return self.translated and self.safety == "safe"
+
+    @property
+    def cubin_or_deferred(self) -> bool:
+        """Every specialization through cubin, or through Tile IR with its cubin deferred."""
+        return self.tile_ir and self.cubins + self.deferred == self.specializations
 
 
 @dataclass
@@ -112,9 +122,10 @@ class Report:
                 name = f"{r.file}:{r.kernel}{'*' if r.experimental else ''}"
                 diff = "-" if r.diff_lines is None else str(r.diff_lines)
                 specs = f"{r.cubins}/{r.specializations}" if r.built else "-"
+                deferred = f"; {r.deferred} cubin(s) deferred (tileiras over the limit)" if r.deferred else ""
                 refused = f"; {r.refused} recorded launches refused" if r.refused else ""
                 note = (r.safety + (f"; refuses {len(r.refusals)} constant branch(es)" if r.refusals else "") + refused
-                        if r.cubin else r.error)
+                        + deferred if r.cubin_or_deferred else r.error)
                 lines.append(f"{name[:58]:<58} {mark(r.translated):>6} {mark(r.built):>5} {specs:>7} "
                              f"{mark(r.tile_ir):>6} {mark(r.cubin):>5} {diff:>5}  {note[:110]}")
         lines.append("")
@@ -135,6 +146,14 @@ class Report:
         lines.append(f"{sum(r.cubins for r in self.rows)}/{sum(r.specializations for r in self.rows)} specializations "
                      f"through cubin (recorded launches, else one default per kernel); "
                      f"{sum(r.refused for r in self.rows)} recorded launches refused by the launcher")
+        slowest = max(self.rows, key=lambda r: r.slowest_cubin, default=None)
+        if slowest is not None and slowest.slowest_cubin:
+            lines.append(f"slowest cubin: {slowest.slowest_cubin:.0f} s of tileiras ({slowest.file}:{slowest.kernel})")
+        deferred = [f"{r.file}:{r.kernel}" for r in self.rows if r.deferred]
+        if deferred:
+            lines.append(f"{sum(r.deferred for r in self.rows)} specializations through Tile IR whose cubin was deferred "
+                         f"(tileiras over the run's limit; a run without --cubin-limit compiles them): "
+                         + ", ".join(deferred))
         return lines
 
     def to_json(self) -> str:
@@ -275,18 +294,24 @@ def _disasm(bytecode: bytes) -> str:
 TILEIRAS_TIMEOUT = float(os.environ.get("TILEBRIDGE_TILEIRAS_TIMEOUT", "600"))
 
 
-def cubin(bytecode: bytes) -> None:
+class SlowCompile(RuntimeError):
+    """tileiras ran over the time it was given."""
+
+
+def cubin(bytecode: bytes, limit: float | None = None) -> None:
     """Compiles Tile IR bytecode to an sm_90 cubin with tileiras (and throws it away); raises
-    RuntimeError with tileiras' reason where it cannot."""
+    RuntimeError with tileiras' reason where it cannot, `SlowCompile` where it runs over `limit`
+    seconds (default TILEIRAS_TIMEOUT)."""
+    limit = TILEIRAS_TIMEOUT if limit is None else limit
     root = toolchain.cuda_root()
     with tempfile.TemporaryDirectory() as d:
         bc, out = Path(d) / "k.bc", Path(d) / "k.cubin"
         bc.write_bytes(bytecode)
         try:
             proc = subprocess.run([str(root / "bin" / "tileiras"), "--gpu-name", "sm_90", "--opt-level", "3", "-o",
-                                   str(out), str(bc)], capture_output=True, text=True, timeout=TILEIRAS_TIMEOUT)
+                                   str(out), str(bc)], capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired:
-            raise RuntimeError(f"tileiras ran over {TILEIRAS_TIMEOUT:.0f} s (TILEBRIDGE_TILEIRAS_TIMEOUT)") from None
+            raise SlowCompile(f"tileiras ran over {limit:.0f} s") from None
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(proc.stderr.strip()[-500:])
 
@@ -344,10 +369,13 @@ def scope_of(path: Path, root: Path) -> str:
 
 
 def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
-        recorded: list[launches.Launch] = (), progress: bool = False) -> Report:
+        recorded: list[launches.Launch] = (), progress: bool = False, cubin_limit: float | None = None) -> Report:
     """`files`: only the kernel files whose names (without .py) these glob patterns match.
     `recorded`: launches recorded from the library's tests; each kernel is compiled at every
-    specialization they used (the default one where they have none)."""
+    specialization they used (the default one where they have none).
+    `cubin_limit`: the seconds tileiras may take on one specialization before its cubin is deferred
+    (counted apart, never a failure: a busy machine compiles slower, and one of mla decoding's
+    takes 6.5 minutes on 2 idle cores); None: no limit but the hang guard TILEIRAS_TIMEOUT."""
     os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     report = Report()
     root = library_dir(target)
@@ -391,7 +419,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
             row.built = True
             if progress:
                 print(f"tilebridge coverage: {path.name}: {kir.name}", file=sys.stderr, flush=True)
-            compile_all(row, ext_module, k, kir, recorded)
+            compile_all(row, ext_module, k, kir, recorded, cubin_limit)
     return report
 
 
@@ -416,7 +444,8 @@ def specializations(kir: ir.KernelIR, recorded: list[launches.Launch]) -> list[S
     return [recorded_specialization(kir, mine[key]) for key in sorted(mine)] or [default_specialization(kir)]
 
 
-def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[launches.Launch]) -> None:
+def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[launches.Launch],
+                cubin_limit: float | None = None) -> None:
     """Compiles each specialization of one kernel through Tile IR to cubin, and diffs it against
     cuTile Python's Tile IR for the same specialization; fills in `row`. Specializations compile
     side by side (cutile's frontend releases the GIL, tileiras is a process of its own)."""
@@ -425,10 +454,14 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
     compiled = [s for s in specs if not isinstance(s, str)]
     row.refused, row.specializations = len(refused), len(compiled)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        results = list(pool.map(lambda spec: _compile(ext_module, kernel, kir, spec), compiled))
-    for spec, (stage, changed, error) in zip(compiled, results):
+        results = list(pool.map(lambda spec: _compile(ext_module, kernel, kir, spec, cubin_limit), compiled))
+    for spec, (stage, changed, error, seconds) in zip(compiled, results):
+        row.slowest_cubin = max(row.slowest_cubin, seconds)
         row.tile_irs += stage >= 1
         row.cubins += stage >= 2
+        if error is _DEFERRED:
+            row.deferred += 1
+            continue
         if changed is not None:
             row.diffs.append(len(changed))
             if len(row.diffs) == 1:  # the first specialization's, op by op
@@ -443,21 +476,30 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
 
 
 _EXPORT = threading.Lock()  # cuTile Python's compiler, one export at a time
+_DEFERRED = "cubin deferred: tileiras over the limit"
 
 
-def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization) -> tuple[int, list[str] | None, str]:
+def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization,
+             cubin_limit: float | None = None) -> tuple[int, list[str] | None, str, float]:
     """One specialization: (stages reached: 1 Tile IR, 2 cubin; the differing lines against cuTile
-    Python's Tile IR, or None; the first error, or "")."""
-    stage = 0
+    Python's Tile IR, or None; the first error, "" for none, or _DEFERRED where tileiras ran over
+    `cubin_limit`; the seconds tileiras took to make the cubin, 0 where it made none)."""
+    stage, seconds = 0, 0.0
     try:
         _, bytecode = ext_module._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
         stage = 1
-        cubin(bytecode)
-        stage = 2
+        start = time.monotonic()
+        try:
+            cubin(bytecode, cubin_limit)
+        except SlowCompile:
+            if cubin_limit is None:
+                raise
+            return stage, None, _DEFERRED, 0.0
+        stage, seconds = 2, time.monotonic() - start
         with _EXPORT:
             theirs = normalize(_python_tile_ir(kernel, spec))
         ours = normalize(_disasm(bytecode))
         return stage, [d for d in difflib.unified_diff(theirs, ours, lineterm="", n=0)
-                       if d[:1] in "+-" and not d.startswith(("+++", "---"))], ""
+                       if d[:1] in "+-" and not d.startswith(("+++", "---"))], "", seconds
     except Exception as e:
-        return stage, None, str(e)[-300:]
+        return stage, None, str(e)[-300:], seconds
