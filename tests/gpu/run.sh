@@ -1,20 +1,23 @@
 #!/bin/bash
 # One GPU round on the device machine, from the repo root, after ../shared/gpu/pack.sh filled .gpu/
-# with the toolchain, cuda-tile, tilebridge's wheel and the example extension's wheel:
+# (or the folder GPU_DIR names, packed the same way) with the toolchain, cuda-tile, tilebridge's
+# wheel and the example extension's wheel:
 #   run(command="bash tests/gpu/run.sh", carry=[".gpu"])
 # Logs go to $OUT (they come back); the benchmark runs first, in a fresh process, so its
-# first-launch column is JIT time.
+# first-launch column is JIT time. Every step's failure fails the round (the capture probe, a
+# report, aside).
 set -uo pipefail
-source .gpu/env.sh || exit 1
+source "${GPU_DIR:-.gpu}/env.sh" || exit 1
 OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-python3 benchmarks/bench_examples.py --runs 50 2>&1 | tee "$OUT/bench.txt"
-TILEBRIDGE_PROFILE=1 python3 benchmarks/launch_profile.py 2>&1 | tee "$OUT/profile.txt"
+status=0
+step() { local log=$1; shift; "$@" 2>&1 | tee -a "$OUT/$log"; [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: $*" | tee -a "$OUT/status.txt"; status=1; }; }
+step gpu.txt nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+step bench.txt python3 benchmarks/bench_examples.py --runs "${BENCH_RUNS:-50}"
+step profile.txt env TILEBRIDGE_PROFILE=1 python3 benchmarks/launch_profile.py
 # A failed capture leaves torch's RNG in capture mode: graph tests get a process of their own.
-python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -k "not graph" 2>&1 | tee "$OUT/pytest.txt"
-status=${PIPESTATUS[0]}
-python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -k graph 2>&1 | tee -a "$OUT/pytest.txt"
-[ ${PIPESTATUS[0]} = 0 ] || status=1
+step pytest.txt python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -k "not graph"
+step pytest.txt python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -k graph
 python3 benchmarks/capture_probe.py 2>&1 | tee "$OUT/capture.txt"
-python3 -m tilebridge.cli check examples/*.py -m tilebridge_examples 2>&1 | tee "$OUT/check.txt"
+step check.txt python3 -m tilebridge.cli check examples/*.py -m tilebridge_examples
+echo "round status: $status" | tee -a "$OUT/status.txt"
 exit $status
