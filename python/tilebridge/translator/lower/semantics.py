@@ -333,6 +333,7 @@ class Semantics:
     def binop(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
         if lhs.kind == "const" and rhs.kind == "const":
             return Value("const", py=fold(node.op, lhs.py, rhs.py))
+        lhs, rhs = self.promote_float_literal(lhs, rhs, out, hint)
         if isinstance(node.op, ast.Mod):
             return self.scalar_mod(node, lhs, rhs, out, hint)
         if isinstance(node.op, ast.MatMult) and lhs.kind == rhs.kind == "tile":
@@ -353,6 +354,20 @@ class Semantics:
             assert isinstance(val.expr, ir.Binary)
             return self.floor_quotient(val.expr.lhs, val.expr.rhs, val.dtype, hint, out)
         return val
+
+    @staticmethod
+    def meets_float_literal(lhs: Value, rhs: Value) -> bool:
+        """An integer scalar and a float literal in one operation."""
+        pair = {lhs.kind: lhs, rhs.kind: rhs}
+        return set(pair) == {"scalar", "const"} and isinstance(pair["const"].py, float) and \
+            pair["scalar"].dtype in ("i32", "i64")
+
+    def promote_float_literal(self, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> tuple[Value, Value]:
+        """cuTile Python types a float literal float32, and an integer scalar meeting it is promoted
+        to float32 (`n * 0.5` is 1.5 for n = 3, `pid < 0.5` compares floats): the integer as an f32."""
+        if not self.meets_float_literal(lhs, rhs):
+            return lhs, rhs
+        return self.as_f32(lhs, out, hint), self.as_f32(rhs, out, hint)
 
     def as_f32(self, v: Value, out: list[ir.Stmt], hint: str) -> Value:
         """An integer operand of Python's true division, as the f32 the division yields."""
@@ -425,6 +440,9 @@ class Semantics:
                 raise self.error(node, f"{with_article(v.kind)} cannot be used in scalar arithmetic or comparisons")
         if lhs.kind == rhs.kind == "const":
             raise self.error(node, "this needs a runtime scalar on one side")
+        if self.meets_float_literal(lhs, rhs):  # callers that can promote have (promote_float_literal)
+            raise self.error(node, "an integer scalar with a float literal here is not supported yet (cuTile Python "
+                                   "computes it in float32); convert the integer first")
         dtype = lhs.dtype if lhs.kind == "scalar" else rhs.dtype
         pyop = getattr(node, "op", None)
         if isinstance(pyop, ast.Div) and dtype in ("i32", "i64"):

@@ -384,7 +384,8 @@ class Walker:
                         "!=": "ne_tile"}[ops[type(op)]]
                 return self.sem.bind_temp(out, hint, ir.TileType("bool", type_.shape), ir.Call(func, (a, b)))
             else:
-                typed = self.sem.scalar_binop(node, ops[type(op)], left, right)
+                promoted = self.sem.promote_float_literal(left, right, out, hint)
+                typed = self.sem.scalar_binop(node, ops[type(op)], *promoted)
                 part = Value("scalar", ir.ScalarType("bool"), typed.expr)
             result = part if result is None else self.sem.and_(result, part)
             left = right

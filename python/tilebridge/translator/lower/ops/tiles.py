@@ -50,7 +50,7 @@ def _arith(w: Walker, node: ast.Call, out, hint: str, op: str, func: str) -> Val
     if "tile" not in (lhs.kind, rhs.kind):
         if rounding is not None or ftz != "ftz::Disabled":
             raise w.error(node, "rounding modes on scalars are not supported yet")
-        return w.sem.scalar_binop(node, op, lhs, rhs)
+        return w.sem.scalar_binop(node, op, *w.sem.promote_float_literal(lhs, rhs, out, hint))
     type_, a, b = w.sem.tile_operands(node, lhs, rhs, out, hint)
     if w.sem.int_tile(type_.dtype):
         if rounding is not None or ftz != "ftz::Disabled" or op == "/":
@@ -89,6 +89,7 @@ def minmax(w: Walker, node: ast.Call, out, hint: str, which: str) -> Value:
     if lhs.kind == "const" and rhs.kind == "const":
         return Value("const", py=(min if which == "min" else max)(lhs.py, rhs.py))
     if "tile" not in (lhs.kind, rhs.kind):
+        lhs, rhs = w.sem.promote_float_literal(lhs, rhs, out, hint)
         typed = w.sem.scalar_binop(node, "+", lhs, rhs)  # types both sides alike
         return Value("scalar", typed.type, ir.Call(which, (typed.expr.lhs, typed.expr.rhs)),
                    nonneg=(w.sem.nonneg(lhs) or w.sem.nonneg(rhs)) if which == "max" else

@@ -1,0 +1,59 @@
+"""cuTile Python's typing rules where the lowering used to compute something else, checked on the
+typed IR (the types cuTile Python gives the same values), on the CPU."""
+
+import textwrap
+
+import pytest
+
+import tilebridge as tb
+from tilebridge.translator import frontend, ir, lower
+
+pytest.importorskip("cuda.tile")
+
+
+def lowered(tmp_path, body: str, params: str = "x, y, n: int, TILE: ct.Constant[int]") -> ir.KernelIR:
+    path = tmp_path / "k.py"
+    path.write_text(f"import cuda.tile as ct\n\n\n@ct.kernel\ndef k({params}):\n" + textwrap.indent(body, "    "))
+    return lower.lower_kernel(frontend.load(frontend.kernels_in(path)[0]))
+
+
+def lets(stmts) -> dict[str, ir.Let]:
+    found = {}
+    for s in stmts:
+        if isinstance(s, ir.Let):
+            found[s.name] = s
+        for block in (getattr(s, "body", None), getattr(s, "then", None), getattr(s, "other", None)):
+            if isinstance(block, list):
+                found |= lets(block)
+    return found
+
+
+STORE = "ct.store(y, index=(ct.bid(0),), tile=ct.full((TILE,), {}, ct.float32))\n"
+
+
+@pytest.mark.parametrize("expr", ["n * 0.5", "0.5 * n", "n + 0.25", "ct.bid(0) * 1.5", "n - 0.5", "n / 2.0",
+                                  "max(n, 0.5)", "ct.add(n, 0.5)"])
+def test_an_integer_scalar_meeting_a_float_literal_is_float32(tmp_path, expr):
+    """cuTile Python types `n * 0.5` float32 (1.5 for n = 3); the lowering once truncated the literal
+    to `0i32` and computed 0."""
+    k = lowered(tmp_path, f"v = {expr}\n" + STORE.format("v"))
+    v = lets(k.body)["v"]
+    assert v.type == ir.ScalarType("f32"), v
+    assert "0i32" not in repr(v.value) and "1i32" not in repr(v.value)
+
+
+def test_an_integer_compared_with_a_float_literal_compares_floats(tmp_path):
+    k = lowered(tmp_path, "if ct.bid(0) < 0.5:\n    " + STORE.format("1.0") + STORE.format("2.0"))
+    branch = next(s for s in k.body if isinstance(s, ir.IfElse))
+    assert isinstance(branch.cond, ir.Binary) and branch.cond.op == "<" and branch.cond.rhs == ir.Lit("0.5f32")
+    assert lets(k.body)[branch.cond.lhs.name].type == ir.ScalarType("f32")
+
+
+def test_integer_literals_keep_integer_scalars_integer(tmp_path):
+    k = lowered(tmp_path, "v = n * 2 + 1\n" + STORE.format("v"))
+    assert lets(k.body)["v"].type == ir.ScalarType("i32")
+
+
+def test_a_conditional_between_an_integer_and_a_float_literal_is_refused(tmp_path):
+    with pytest.raises(tb.TranslationError, match=r"k\.py:6:\d+: an integer scalar with a float literal"):
+        lowered(tmp_path, "v = n if ct.bid(0) > 0 else 0.5\n" + STORE.format("v"))
