@@ -57,3 +57,24 @@ def test_integer_literals_keep_integer_scalars_integer(tmp_path):
 def test_a_conditional_between_an_integer_and_a_float_literal_is_refused(tmp_path):
     with pytest.raises(tb.TranslationError, match=r"k\.py:6:\d+: an integer scalar with a float literal"):
         lowered(tmp_path, "v = n if ct.bid(0) > 0 else 0.5\n" + STORE.format("v"))
+
+
+@pytest.mark.parametrize("step", ["-2", "0"])
+def test_a_range_step_that_is_not_positive_is_refused(tmp_path, step):
+    """cuTile Python rejects `range(8, 0, -2)` ("Step must be positive"); the lowering once made it a
+    Rust loop that runs no trip where Python runs four."""
+    with pytest.raises(tb.TranslationError, match=r"k\.py:6:\d+: a range step must be positive"):
+        lowered(tmp_path, f"for i in range(8, 0, {step}):\n    " + STORE.format("1.0"))
+
+
+def test_a_range_step_made_of_constants_is_checked_positive_at_launch(tmp_path):
+    k = lowered(tmp_path, "for i in range(8, 0, -STEP):\n    " + STORE.format("1.0"),
+                params="x, y, n: int, TILE: ct.Constant[int], STEP: ct.Constant[int]")
+    assert [why for _, why in k.launch_checks] == ["k.py: the range step `-STEP` must be positive, as cuTile "
+                                                   "Python requires"]
+
+
+def test_a_constant_range_step_is_checked_positive_at_launch(tmp_path):
+    k = lowered(tmp_path, "for i in range(0, 64, STEP):\n    " + STORE.format("1.0"),
+                params="x, y, n: int, TILE: ct.Constant[int], STEP: ct.Constant[int]")
+    assert next(p for p in k.params if p.name == "STEP").positive

@@ -271,7 +271,16 @@ class Walker:
                 self.stmt(half, out, [])
             return
         bound_vals = [self.expr(a, out) for a in it.args]
+        if len(bound_vals) == 3 and bound_vals[2].kind == "const" and bound_vals[2].py <= 0:
+            # cuTile Python rejects it too ("Step must be positive"); a Rust step_by would run nothing.
+            raise self.error(it.args[2], "a range step must be positive, as cuTile Python requires")
         bounds = [self.sem.i32(v, a, out) for v, a in zip(bound_vals, it.args)]
+        if len(bounds) == 3 and bound_vals[2].kind == "scalar" and bound_vals[2].dim is not None:
+            self.sem.require_positive(bound_vals[2])  # a ct.Constant step: the launcher checks it positive
+        elif len(bounds) == 3 and bound_vals[2].kind == "scalar" and self.state.on_constants(bounds[2]):
+            self.state.launch_check(ir.Binary(">", bounds[2], ir.Lit("0i32")),
+                                    f"{self.state.src.display_file}: the range step `{ast.unparse(it.args[2])}` "
+                                    "must be positive, as cuTile Python requires")
         start_nonneg = len(bound_vals) == 1 or self.sem.nonneg(bound_vals[0])
         start, stop, step = (ir.Lit("0i32"), bounds[0], None) if len(bounds) == 1 else (
             bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
