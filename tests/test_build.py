@@ -456,6 +456,10 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     assert meta["hinted_store"].dtypes == {"E0": ["f32", "f16", "bf16"], "E1": ["f32"]}
     ir, _ = ext._compile_only("hinted_store", ["f16", "f32", "256"], [("x", [-1, 1]), ("stats", [1])], "sm_90")
     assert "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false") and "latency" in ir
+    # a gathered tile reassigned in a loop (rustfmt once rejected its `let mut (t, _t_token)`)
+    ir, bytecode = ext._compile_only("regathered", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    assert "entry @regathered_entry" in ir and ir.count("load_ptr_tko") == 1
+    coverage.cubin(bytecode)
 
 
 def test_gathered_arrays_need_a_contiguous_last_dimension(monkeypatch):

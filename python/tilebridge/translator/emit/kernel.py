@@ -58,9 +58,10 @@ class _BodyWriter:
                     self.lines.append(f"{indent}// SAFETY: {reason}.")
                 mut = "mut " if s.mutable else ""
                 ty = f": {rust_type(s.type)}" if s.type is not None else ""
-                # A pointer load gives (tile, token); the token is not needed (see `access`).
-                name = f"({s.name}, _{s.name}_token)" if isinstance(s.type, ir.LoadedType) else s.name
-                self.lines.append(f"{indent}let {mut}{name}{ty} = {rust_expr(s.value)};")
+                # A pointer load gives (tile, token); the tile may be reassigned later, the token is
+                # only read (see `lower.ops.memory`).
+                name = f"({mut}{s.name}, _{s.name}_token)" if isinstance(s.type, ir.LoadedType) else f"{mut}{s.name}"
+                self.lines.append(f"{indent}let {name}{ty} = {rust_expr(s.value)};")
             elif isinstance(s, ir.Assign):
                 self.lines.append(f"{indent}{s.name} = {rust_expr(s.value)};")
             elif isinstance(s, ir.Do):
