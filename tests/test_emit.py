@@ -23,7 +23,7 @@ def test_the_padded_gather_is_declared_where_a_body_calls_it():
     nested = ir.IfElse(ir.Lit("true"), [], [ir.For("i", ir.Lit("0i32"), ir.Lit("2i32"), None, [gather(3)], 3)], 2)
     assert calls_padded_gather([kernel([], []), kernel([nested], [])])
     # Its name in the Python source (a comment the body repeats) is no call.
-    said = ir.Do(ir.Call("noop"), 2)
+    said = ir.Eval(ir.Call("noop"), 2)
     assert not calls_padded_gather([kernel([said], [], {2: f"{PADDED_GATHER}(p)  # not this"})])
 
 

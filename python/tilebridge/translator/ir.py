@@ -173,7 +173,9 @@ class Assign:
 
 
 @dataclass
-class Do:
+class Eval:
+    """An expression evaluated for its effect (a store, a scatter), its value unused."""
+
     expr: Expr
     line: int
 
@@ -203,7 +205,7 @@ class IfElse:
     line: int
 
 
-Stmt = Union[Let, Assign, Do, For, While, IfElse]
+Stmt = Union[Let, Assign, Eval, For, While, IfElse]
 
 
 # ---- the kernel --------------------------------------------------------------------------

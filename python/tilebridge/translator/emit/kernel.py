@@ -64,7 +64,7 @@ class _BodyWriter:
                 self.lines.append(f"{indent}let {name}{ty} = {rust_expr(s.value)};")
             elif isinstance(s, ir.Assign):
                 self.lines.append(f"{indent}{s.name} = {rust_expr(s.value)};")
-            elif isinstance(s, ir.Do):
+            elif isinstance(s, ir.Eval):
                 reason = _unsafe_reason(s.expr)
                 if reason:
                     self.lines.append(f"{indent}// SAFETY: {reason}.")

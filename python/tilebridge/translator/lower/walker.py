@@ -162,7 +162,7 @@ class Walker:
         elif isinstance(node, ast.Expr):
             val = self.expr(node.value, out)
             if val.kind in ("tile", "scalar") and val.expr is not None:
-                out.append(ir.Do(val.expr, node.lineno))
+                out.append(ir.Eval(val.expr, node.lineno))
         elif isinstance(node, ast.For):
             self.lower_for(node, out)
         elif isinstance(node, ast.While):
