@@ -294,16 +294,27 @@ def test_checked_ops_compile(monkeypatch):
             ("count_ids", ["i64", "i32", "8", "256"], [("ids", [1]), ("counts", [1])], ["select", "cmpi", "itof", "ftoi"]),
             ("window_sum", ["i32", "f16", "f32", "256", "300"], [("start", [1]), ("x", [1]), ("y", [1])], ["for "]),
             # the zero padding a constant tile of the gather's shape, in the load; then an mma into a
-            # zero f32 accumulator
-            ("padded_block_matmul", ["f16", "f32", "64", "64"], [("x", rows), ("y", rows)],
-             ["tile<64x64xi1>, tile<64x64xf16> -> tile<64x64xf16>", "mmaf"]),
+            # zero accumulator of f16, as cuTile Python's matmul of f16 tiles takes (the launcher binds
+            # the accumulator per dtype: the third generic)
+            ("padded_block_matmul", ["f16", "f32", "f16", "64", "64"], [("x", rows), ("y", rows)],
+             ["tile<64x64xi1>, tile<64x64xf16> -> tile<64x64xf16>",
+              "mmaf %v, %v, %v : tile<64x64xf16>, tile<64x64xf16>, tile<64x64xf16>"]),
             # lists of arrays: a table row per array, read, cast to a pointer and made a tensor view
             # (and each list's divisibility: pointer 16 bytes, extents and row stride 8 elements)
             ("grouped_double", ["f16", "f16", "32", "64", "8"] + ["16", "8", "8", "8"] * 2, [("Xs", rows), ("Ys", rows)],
              ["int_to_ptr", "trunci", "make_tensor_view", "loop", "div_by<16>", "div_by<8>"])):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
+        ir = re.sub(r"%\w+", "%v", ir)
         assert all(op in ir for op in ops), (name, ir)
         coverage.cubin(bytecode)  # and tileiras takes it
+    # cuTile Python's own Tile IR of the f16 matmul accumulates in f16 too (its mma line, same types)
+    from tilebridge.translator.frontend import import_file
+
+    spec = coverage.Specialization([], [], [("array", "f16", rows), ("array", "f32", rows), ("constant", 64),
+                                            ("constant", 64)])
+    theirs = coverage.python_tile_ir(import_file(REPO / "tests" / "fixtures" / "checked_ops.py").padded_block_matmul,
+                                     spec)
+    assert "mmaf %v, %v, %v : tile<64x64xf16>, tile<64x64xf16>, tile<64x64xf16>" in re.sub(r"%[\w.-]+", "%v", theirs)
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     assert meta["count_ids"].dtypes == {"E0": ["i32", "i64"], "E1": ["i32"]}
     assert meta["window_sum"].params[3] == ParamMetadata("scales", "unused")

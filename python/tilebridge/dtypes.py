@@ -19,6 +19,9 @@ class DType:
     torch: str | None  # the attribute of `torch` (and NumPy's name): "float16"; None where torch has none
     variant: str | None  # the runtime crate's `ElemType` variant; None where arrays cannot have it
     float_rank: int | None = None  # float promotion: the wider wins (None: not a float for promotion)
+    # The accumulator of `a @ b` of tiles of this dtype, as cuTile Python's matmul picks it (the first
+    # its mma supports, `_datatype._mma_supported_dtypes`); None where there is no mma.
+    mma_accumulator: str | None = None
 
     @property
     def is_integer(self) -> bool:
@@ -31,19 +34,19 @@ class DType:
 
 
 _TABLE = (
-    DType("f32", "float32", "float32", "F32", float_rank=2),
-    DType("f16", "float16", "float16", "F16", float_rank=1),
-    DType("bf16", "bfloat16", "bfloat16", "BF16", float_rank=1),
-    DType("f64", "float64", "float64", "F64", float_rank=3),
-    DType("tf32", "tfloat32", None, None, float_rank=1),
+    DType("f32", "float32", "float32", "F32", float_rank=2, mma_accumulator="f32"),
+    DType("f16", "float16", "float16", "F16", float_rank=1, mma_accumulator="f16"),
+    DType("bf16", "bfloat16", "bfloat16", "BF16", float_rank=1, mma_accumulator="f32"),
+    DType("f64", "float64", "float64", "F64", float_rank=3, mma_accumulator="f64"),
+    DType("tf32", "tfloat32", None, None, float_rank=1, mma_accumulator="f32"),
     DType("i32", "int32", "int32", "I32"),
     DType("i64", "int64", "int64", "I64"),
     DType("i16", "int16", "int16", "I16"),
-    DType("i8", "int8", "int8", "I8"),
-    DType("u8", "uint8", "uint8", "U8"),
+    DType("i8", "int8", "int8", "I8", mma_accumulator="i32"),
+    DType("u8", "uint8", "uint8", "U8", mma_accumulator="i32"),
     DType("bool", "bool_", "bool", "Bool"),
-    DType("f8e4m3fn", "float8_e4m3fn", "float8_e4m3fn", "F8E4M3FN"),
-    DType("f8e5m2", "float8_e5m2", "float8_e5m2", "F8E5M2"),
+    DType("f8e4m3fn", "float8_e4m3fn", "float8_e4m3fn", "F8E4M3FN", mma_accumulator="f16"),
+    DType("f8e5m2", "float8_e5m2", "float8_e5m2", "F8E5M2", mma_accumulator="f16"),
 )
 
 DTYPES: dict[str, DType] = {d.name: d for d in _TABLE}

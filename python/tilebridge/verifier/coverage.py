@@ -278,7 +278,7 @@ def normalize(text: str) -> list[str]:
     return out
 
 
-def _disasm(bytecode: bytes) -> str:
+def disasm(bytecode: bytes) -> str:
     root = toolchain.cuda_root()
     with tempfile.NamedTemporaryFile(suffix=".bc") as f:
         f.write(bytecode)
@@ -316,7 +316,7 @@ def cubin(bytecode: bytes, limit: float | None = None) -> None:
             raise RuntimeError(proc.stderr.strip()[-500:])
 
 
-def _python_tile_ir(kernel: Any, spec: Specialization) -> str:
+def python_tile_ir(kernel: Any, spec: Specialization) -> str:
     """cuTile Python's Tile IR for the same specialization."""
     import cuda.tile as ct
     from cuda.tile import compilation as c
@@ -336,7 +336,7 @@ def _python_tile_ir(kernel: Any, spec: Specialization) -> str:
     sig = c.KernelSignature(constraints, c.CallingConvention.cutile_python_v1())
     with tempfile.NamedTemporaryFile(suffix=".bc") as f:
         c.export_kernel(kernel, [sig], f.name, output_format="tileir_bytecode", bytecode_version="13.3")
-        return _disasm(Path(f.name).read_bytes())
+        return disasm(Path(f.name).read_bytes())
 
 
 def _first_error(output: str) -> str:
@@ -497,8 +497,8 @@ def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization,
             return stage, None, _DEFERRED, 0.0
         stage, seconds = 2, time.monotonic() - start
         with _EXPORT:
-            theirs = normalize(_python_tile_ir(kernel, spec))
-        ours = normalize(_disasm(bytecode))
+            theirs = normalize(python_tile_ir(kernel, spec))
+        ours = normalize(disasm(bytecode))
         return stage, [d for d in difflib.unified_diff(theirs, ours, lineterm="", n=0)
                        if d[:1] in "+-" and not d.startswith(("+++", "---"))], "", seconds
     except Exception as e:

@@ -129,13 +129,19 @@ class Semantics:
         cls, when, negate = test.py
         if negate:
             then, other = other, then
-        key = (cls, when, self.state.union.find(then.py), self.state.union.find(other.py))
+        return Value("dtype", py=self.derive(cls, when, self.state.union.find(then.py),
+                                             self.state.union.find(other.py)))
+
+    def derive(self, cls: str, when: str, then: str, other: str) -> str:
+        """The name (`@n`) of a dtype the launcher picks from the dtype class `cls`: `then` where it
+        is `when`, else `other`; one per distinct choice."""
+        key = (cls, when, then, other)
         for name, k in self.state.derived.items():
             if k == key:
-                return Value("dtype", py=name)
+                return name
         name = f"@{len(self.state.derived)}"
         self.state.derived[name] = key
-        return Value("dtype", py=name)
+        return name
 
     def and_(self, a: Value, b: Value, op: str = "&&") -> Value:
         if a.kind == "const":
@@ -563,16 +569,42 @@ class Semantics:
             return Value("scalar", val.type, ir.Binary("-", zero, val.expr))
         raise self.error(node, f"cannot negate a {val.kind}")
 
+    def matmul_accumulator(self, dtype: str, node: ast.AST) -> str:
+        """The accumulator cuTile Python's matmul takes for operands of `dtype` (f16 for f16 and fp8,
+        f32 for bf16, f32 and tf32, f64, i32 for 8-bit integers: `dtypes.DType.mma_accumulator`). For
+        an array's dtype, a dtype the launcher binds per dispatched dtype (`derive`); where no one
+        choice between two accumulators tells them apart, the dtypes must be stated."""
+        root = self.state.union.find(dtype)
+        if not root.startswith("$"):
+            acc = dtypes.DTYPES[root].mma_accumulator if root in dtypes.DTYPES else None
+            if acc is None:
+                raise self.error(node, f"ct.matmul of {root} tiles: cuTile Python has no mma for them")
+            return acc
+        members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
+        allowed = self.state.allowed_dtypes(members) if members else []
+        accs = {d: dtypes.DTYPES[d].mma_accumulator if d in dtypes.DTYPES else None for d in allowed}
+        kinds = set(accs.values())
+        if len(kinds) == 1 and None not in kinds:
+            return kinds.pop()
+        if len(kinds) == 2 and None not in kinds:
+            for acc in sorted(kinds):
+                these = [d for d, a in accs.items() if a == acc]
+                if len(these) == 1:
+                    return self.derive(root, these[0], acc, (kinds - {acc}).pop())
+        raise self.error(node, f"ct.matmul of tiles of {', '.join(members)}, which may be {', '.join(allowed)}: "
+                               "cuTile Python accumulates these differently; state the dtypes (tb.build(..., "
+                               "dtypes=...), --dtype)")
+
     def matmul(self, node: ast.AST, a: Value, b: Value, out, hint) -> Value:
         """`ct.matmul(a, b)` or `a @ b`, as cuTile Python lowers it: an mma into a zero accumulator
-        (f32, or i32 for 8-bit integers), cast back to the operands' common dtype."""
+        of `matmul_accumulator`'s dtype, cast back to the operands' common dtype."""
         if len(a.shape) != 2 or len(b.shape) != 2:
             raise self.error(node, "only 2-D ct.matmul is supported yet")
         if a.shape[1] != b.shape[0]:
             raise self.error(node, f"ct.matmul shapes do not match: {a.shape} x {b.shape}")
         dtype = self.common_dtype(a.dtype, b.dtype, node)
         a, b = self.convert(a, dtype, out, hint), self.convert(b, dtype, out, hint)
-        acc_dtype = "i32" if self.state.union.find(dtype) in ("i8", "u8") else "f32"
+        acc_dtype = self.matmul_accumulator(dtype, node)
         shape = (a.shape[0], b.shape[1])
         zero = self.bind_temp(out, f"{hint}_acc", ir.TileType(acc_dtype, shape),
                                self.splat(Value("const", py=0), acc_dtype, shape, out, hint, node).expr)
