@@ -50,10 +50,18 @@ class _TorchStandIn(types.SimpleNamespace):
         return Unresolved(f"torch.{attr}")
 
 
+class _TensorStandIn:
+    """torch.Tensor, as an annotation of an array parameter."""
+
+
+_TensorStandIn.__module__, _TensorStandIn.__name__, _TensorStandIn.__qualname__ = "torch", "Tensor", "Tensor"
+
+
 def _torch_stand_in() -> _TorchStandIn:
     import cuda.tile as ct
 
-    return _TorchStandIn(**{name: getattr(ct, ct_name) for name, ct_name in torch_names().items()})
+    return _TorchStandIn(Tensor=_TensorStandIn,
+                         **{name: getattr(ct, ct_name) for name, ct_name in torch_names().items()})
 
 
 def _import(name: str) -> Any:

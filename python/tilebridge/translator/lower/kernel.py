@@ -131,6 +131,12 @@ def used_as_lists(fn: ast.FunctionDef) -> set[str]:
     return found & unannotated
 
 
+def is_torch_tensor(annotation: Any) -> bool:
+    """`x: torch.Tensor`: cuTile Python constrains a parameter by no annotation but its own, and
+    takes whatever array is launched; an array parameter, as an unannotated one used as one."""
+    return isinstance(annotation, type) and annotation.__name__ == "Tensor" and annotation.__module__ == "torch"
+
+
 def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
     scalars = used_as_scalars(fn)
     lists = used_as_lists(fn)
@@ -165,7 +171,7 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
             param = ir.ArrayParam(name, rank=0, dtype=f"${name}", listed=True)
             w.state.arrays[name] = param
             val = Value("list", py=name, expr=ir.Var(rname))
-        elif ann is None or getattr(ann, "__name__", None) == "Array":
+        elif ann is None or getattr(ann, "__name__", None) == "Array" or is_torch_tensor(ann):
             param = ir.ArrayParam(name, rank=0, dtype=f"${name}")
             w.state.arrays[name] = param
             val = Value("array", py=name, expr=ir.Var(rname))
