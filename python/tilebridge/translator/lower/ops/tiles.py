@@ -434,36 +434,17 @@ def ct_transpose(w: Walker, node: ast.Call, out, hint) -> Value:
                            ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
 
 
-def _bitwise(w: Walker, node: ast.Call, op: ast.operator, out, hint) -> Value:
-    """ct.bitwise_and/or/xor/lshift/rshift: the operators `&`, `|`, `^`, `<<`, `>>`."""
-    args = w.call_args(node, ["x", "y"], 2)
-    binop = ast.copy_location(ast.BinOp(left=args["x"], op=op, right=args["y"]), node)
-    return w.expr(binop, out, hint)
+def _bitwise(op: type[ast.operator]):
+    """The handler of ct.bitwise_and/or/xor/lshift/rshift: the operator `&`, `|`, `^`, `<<` or `>>`."""
+    def handler(w: Walker, node: ast.Call, out, hint) -> Value:
+        args = w.call_args(node, ["x", "y"], 2)
+        return w.expr(ast.copy_location(ast.BinOp(left=args["x"], op=op(), right=args["y"]), node), out, hint)
+    return handler
 
 
-@ct_op("bitwise_and")
-def ct_bitwise_and(w: Walker, node, out, hint):
-    return _bitwise(w, node, ast.BitAnd(), out, hint)
-
-
-@ct_op("bitwise_or")
-def ct_bitwise_or(w: Walker, node, out, hint):
-    return _bitwise(w, node, ast.BitOr(), out, hint)
-
-
-@ct_op("bitwise_xor")
-def ct_bitwise_xor(w: Walker, node, out, hint):
-    return _bitwise(w, node, ast.BitXor(), out, hint)
-
-
-@ct_op("bitwise_lshift")
-def ct_bitwise_lshift(w: Walker, node, out, hint):
-    return _bitwise(w, node, ast.LShift(), out, hint)
-
-
-@ct_op("bitwise_rshift")
-def ct_bitwise_rshift(w: Walker, node, out, hint):
-    return _bitwise(w, node, ast.RShift(), out, hint)
+for _name, _op in (("bitwise_and", ast.BitAnd), ("bitwise_or", ast.BitOr), ("bitwise_xor", ast.BitXor),
+                   ("bitwise_lshift", ast.LShift), ("bitwise_rshift", ast.RShift)):
+    register(_name, _bitwise(_op))
 
 
 @ct_op("bitwise_not")
