@@ -63,24 +63,16 @@ def _arith(w: Walker, node: ast.Call, out, hint: str, op: str, func: str) -> Val
                            ir.Call(func, (a, b, ir.Lit(rounding or "rounding::NearestEven"), ir.Lit(ftz))))
 
 
-@ct_op("add")
-def ct_add(w: Walker, node, out, hint):
-    return _arith(w, node, out, hint, "+", "addf")
+def _arithmetic(op: str, func: str):
+    """The handler of ct.add/sub/mul/truediv: the operator `op`, or cutile's `func` with modes."""
+    def handler(w: Walker, node: ast.Call, out, hint) -> Value:
+        return _arith(w, node, out, hint, op, func)
+    return handler
 
 
-@ct_op("sub")
-def ct_sub(w: Walker, node, out, hint):
-    return _arith(w, node, out, hint, "-", "subf")
-
-
-@ct_op("mul")
-def ct_mul(w: Walker, node, out, hint):
-    return _arith(w, node, out, hint, "*", "mulf")
-
-
-@ct_op("truediv")
-def ct_truediv(w: Walker, node, out, hint):
-    return _arith(w, node, out, hint, "/", "divf")
+for _name, _op, _func in (("add", "+", "addf"), ("sub", "-", "subf"), ("mul", "*", "mulf"),
+                          ("truediv", "/", "divf")):
+    register(_name, _arithmetic(_op, _func))
 
 
 def minmax(w: Walker, node: ast.Call, out, hint: str, which: str) -> Value:
