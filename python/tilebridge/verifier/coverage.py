@@ -37,7 +37,7 @@ from typing import Any
 from .. import toolchain
 from ..dtypes import cutile_python
 from ..builder import wheel as builder
-from ..translator import emit, frontend, ir, recorded_launches as launches, static_import as static_source
+from ..translator import emit, frontend, ir, recorded_launches as launches, static_import
 from ..translator.rust_syntax import rust_name
 from ..translator.lower import lower_kernel as analyze
 from ..errors import TranslationError
@@ -353,7 +353,7 @@ def kernels_of(path: Path) -> list[Any]:
     try:
         module = frontend.import_file(path)
     except Exception:
-        module = static_source.load_file(path)
+        module = static_import.load_file(path)
     return frontend.kernels_in(module)
 
 
@@ -389,7 +389,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
             continue
         translated = []
         for k in kernels:
-            row = Row(path.name, k._pyfunc.__name__, static_source.is_experimental(k) or bool(
+            row = Row(path.name, k._pyfunc.__name__, static_import.is_experimental(k) or bool(
                 getattr(k, "_tracked_message", None)), scope=scope_of(path, root))
             report.rows.append(row)
             try:
