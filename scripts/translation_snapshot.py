@@ -50,7 +50,7 @@ def coverage_view(out: Path, path: Path, launches) -> None:
     folder = out / "coverage" / path.stem
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        kernels = coverage.kernels_of(path)
+        kernels = frontend.kernels_in(path)
     except Exception as e:
         (folder / "ERROR").write_text(f"cannot read: {e}\n")
         return

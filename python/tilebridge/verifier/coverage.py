@@ -349,14 +349,6 @@ def _first_error(output: str) -> str:
     return output.strip().splitlines()[-1] if output.strip() else "no output"
 
 
-def kernels_of(path: Path) -> list[Any]:
-    try:
-        module = frontend.import_file(path)
-    except Exception:
-        module = static_import.load_file(path)
-    return frontend.kernels_in(module)
-
-
 def scope_of(path: Path, root: Path) -> str:
     """Which part of the report a kernel file belongs to (see SCOPES); TileGym's layout only."""
     tilegym = root.parts[-2:] == ("ops", "cutile")
@@ -383,7 +375,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
         if files and not any(fnmatch.fnmatch(path.stem, f) for f in files):
             continue
         try:
-            kernels = kernels_of(path)
+            kernels = frontend.kernels_in(path)  # imported, else read without running it
         except Exception as e:  # a file we cannot even read statically
             report.rows.append(Row(path.name, "?", False, scope=scope_of(path, root), error=f"cannot read: {e}"))
             continue
