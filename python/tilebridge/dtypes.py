@@ -115,6 +115,13 @@ def stated(d: Any) -> str:
     return name
 
 
+def mma_accumulator(name: str) -> str | None:
+    """The accumulator of `a @ b` of tiles of dtype `name`, as cuTile Python picks it; None where
+    there is no mma (or no such dtype)."""
+    d = DTYPES.get(name)
+    return d.mma_accumulator if d else None
+
+
 def cutile_python(name: str) -> Any:
     """The cuTile Python dtype object of `name` (`ct.float16` for `f16`)."""
     import cuda.tile as ct

@@ -376,7 +376,8 @@ class Semantics:
         return self.as_f32(lhs, out, hint), self.as_f32(rhs, out, hint)
 
     def as_f32(self, v: Value, out: list[ir.Stmt], hint: str) -> Value:
-        """An integer operand of Python's true division, as the f32 the division yields."""
+        """An integer operand as the f32 it becomes in Python's true division, or beside a float
+        literal (see `promote_float_literal`)."""
         if v.kind == "const" and isinstance(v.py, int) and not isinstance(v.py, bool):
             return Value("const", py=float(v.py))
         if v.kind == "scalar" and v.dtype in ("i32", "i64"):
@@ -576,13 +577,13 @@ class Semantics:
         choice between two accumulators tells them apart, the dtypes must be stated."""
         root = self.state.union.find(dtype)
         if not root.startswith("$"):
-            acc = dtypes.DTYPES[root].mma_accumulator if root in dtypes.DTYPES else None
+            acc = dtypes.mma_accumulator(root)
             if acc is None:
                 raise self.error(node, f"ct.matmul of {root} tiles: cuTile Python has no mma for them")
             return acc
         members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
         allowed = self.state.allowed_dtypes(members) if members else []
-        accs = {d: dtypes.DTYPES[d].mma_accumulator if d in dtypes.DTYPES else None for d in allowed}
+        accs = {d: dtypes.mma_accumulator(d) for d in allowed}
         kinds = set(accs.values())
         if len(kinds) == 1 and None not in kinds:
             return kinds.pop()
@@ -606,7 +607,6 @@ class Semantics:
         a, b = self.convert(a, dtype, out, hint), self.convert(b, dtype, out, hint)
         acc_dtype = self.matmul_accumulator(dtype, node)
         shape = (a.shape[0], b.shape[1])
-        zero = self.bind_temp(out, f"{hint}_acc", ir.TileType(acc_dtype, shape),
-                               self.splat(Value("const", py=0), acc_dtype, shape, out, hint, node).expr)
+        zero = self.named(self.splat(Value("const", py=0), acc_dtype, shape, out, hint, node), out, f"{hint}_acc")
         product = self.bind_temp(out, hint, zero.type, ir.Call("mma", (a.expr, b.expr, zero.expr)))
         return self.convert(product, dtype, out, hint)
