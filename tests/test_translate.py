@@ -190,12 +190,13 @@ def test_recorded_launches_widen_the_launcher_variants(tmp_path):
         "    s = s + ct.load(d, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
         "    ct.store(y, index=(ct.bid(0),), tile=s.astype(y.dtype))\n")
     array = lambda dtype: {"dtype": dtype, "shape": [1000], "strides": [1]}  # noqa: E731
+    rows = lambda dtype: {"dtype": dtype, "shape": [64, 64], "strides": [64, 1]}  # noqa: E731
     log = tmp_path / "launches.jsonl"
     log.write_text("\n".join(json.dumps(r) for r in [
         {"file": "wide.py", "kernel": "five", "hints": {},
          "args": {**{n: array("float16") for n in "abcd"}, "y": array("float32"), "TILE": 256}},
         {"file": "checked_ops.py", "kernel": "prefix_sums", "hints": {},  # a dtype the translation did not infer
-         "args": {"x": array("int32"), "y": array("float32"), "z": array("float32"), "TM": 16, "TN": 64}}]) + "\n")
+         "args": {"x": rows("int32"), "y": rows("float32"), "z": rows("float32"), "TM": 16, "TN": 64}}]) + "\n")
     with pytest.raises(tb.TranslationError, match="243 launcher variants"):
         tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE)
     crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE, launches=launches.read([log]))
@@ -217,7 +218,7 @@ def test_recorded_launches_become_specializations():
 
     from tilebridge.translator import recorded_launches as launches
     from tilebridge.translator.lower import lower_kernel as analyze
-    from tilebridge.verifier.coverage import recorded_specialization
+    from tilebridge.translator.specializations import recorded_specialization
 
     spec_ = importlib.util.spec_from_file_location("control_flow", REPO / "tests" / "fixtures" / "control_flow.py")
     module = importlib.util.module_from_spec(spec_)

@@ -35,16 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import toolchain
-from ..dtypes import cutile_python
 from ..builder import wheel as builder
-from ..translator import emit, frontend, ir, recorded_launches as launches, static_import
-from ..translator.rust_syntax import rust_name
+from ..translator import cutile_frontend, frontend, ir, recorded_launches as launches, static_import
+from ..translator.specializations import Specialization, class_dtype, of_kernel as specializations
 from ..translator.lower import lower_kernel as analyze
 from ..errors import TranslationError
-
-DEFAULT_INT = 64
-DEFAULT_DTYPE = "f16"
-
 
 # TileGym's 24 public operators (modules of ops/cutile/, as the tilegym issue lists them): their 45
 # kernels, 37 not experimental, are the benchmark. activation/ (gelu, relu, geglu) comes next;
@@ -176,93 +171,6 @@ def library_dir(target: str) -> Path:
     return root / "ops" / "cutile" if (root / "ops" / "cutile").is_dir() else root
 
 
-def _class_dtype(c) -> str:
-    """The dtype a dtype class is compiled at by default: f16 where the launcher allows it."""
-    return DEFAULT_DTYPE if DEFAULT_DTYPE in c.allowed else c.allowed[0]
-
-
-@dataclass
-class Specialization:
-    """One specialization of a kernel, as cutile compiles it (generics in declaration order, each
-    array's strides: 1 where the stride is 1, else -1) and as cuTile Python's export takes it (per
-    parameter: ("array", dtype, strides), ("constant", value) or ("scalar", dtype))."""
-
-    generics: list[str]
-    strides: list[tuple[str, list[int]]]
-    signature: list[tuple]
-
-
-def default_specialization(kir) -> Specialization:
-    """f16 arrays where the launcher takes f16, contiguous rows, every ct.Constant[int] = 64,
-    every ct.Constant[bool] = False, ct.Constant[float] = 1.0."""
-    dtype_of = {a: _class_dtype(c) for c in kir.dtype_classes for a in c.arrays}
-    args: dict[str, Any] = {}
-    for p in kir.params:
-        if isinstance(p, ir.ArrayParam):
-            args[p.name] = ("list" if p.listed else "array", dtype_of[p.name], [-1] * (p.rank - 1) + [1])
-        elif isinstance(p, ir.UnusedParam):  # anything will do: the kernel never reads it
-            args[p.name] = ("array", "f16", [1])
-        elif isinstance(p, ir.ConstParam):
-            args[p.name] = ("constant", False if p.kind == "bool" else DEFAULT_INT)
-        else:
-            args[p.name] = ("constant", 1.0) if p.constant else ("scalar", p.dtype)
-    return _specialization(kir, args)
-
-
-def recorded_specialization(kir, launch: launches.Launch) -> Specialization | str:
-    """The specialization one recorded launch compiles, or why the launcher refuses it."""
-    launch = launch.specialization()
-    args: dict[str, Any] = {}
-    for p in kir.params:
-        value = launch.args[p.name]
-        if isinstance(value, dict):
-            args[p.name] = ("list" if getattr(p, "listed", False) else "array", launch.dtype(p.name),
-                            value["strides"])
-        elif isinstance(p, (ir.ConstParam, ir.UnusedParam)) or getattr(p, "constant", False):
-            args[p.name] = ("constant", value)
-        else:
-            args[p.name] = ("scalar", p.dtype)
-    for c in kir.dtype_classes:
-        if len({args[a][1] for a in c.arrays}) != 1:
-            return f"the arrays {', '.join(c.arrays)} have different dtypes"
-    values = {rust_name(c.name): args[c.name][1] for c in kir.consts}
-    for cond, why in kir.launch_checks:
-        if _evaluate(cond, values) is False:
-            return why
-    return _specialization(kir, args)
-
-
-def _specialization(kir, args: dict[str, tuple]) -> Specialization:
-    bound = {c.rust_name: args[c.arrays[0]][1] for c in kir.dtype_classes}
-    consts = [("true" if args[c.name][1] else "false") if c.kind == "bool" else str(int(args[c.name][1]))
-              for c in kir.consts]
-    # A list's divisibility generics at 1, as cuTile Python's export here assumes none either.
-    consts += ["1" for a in kir.arrays if a.listed for _ in ir.list_divisors(a)]
-    return Specialization(list(bound.values()) + [emit.derived_dtype(d, bound) for d in kir.derived] + consts,
-                          # A list's own tensor is its table, whose rows are contiguous.
-                          [(a.name, [-1, 1] if a.listed else args[a.name][2]) for a in kir.arrays],
-                          [args[p.name] for p in kir.params])
-
-
-def _evaluate(expr: ir.Expr, values: dict[str, Any]) -> bool | int | None:
-    """A launch check's expression over ct.Constant values, evaluated; None where it cannot be."""
-    if isinstance(expr, ir.Lit):
-        text = expr.text
-        return {"true": True, "false": False}.get(text, int(text[:-3]) if text.endswith("i32") else None)
-    if isinstance(expr, ir.Var):
-        return values.get(expr.name)
-    if isinstance(expr, ir.Binary):
-        a, b = _evaluate(expr.lhs, values), _evaluate(expr.rhs, values)
-        if a is None or b is None:
-            return None
-        ops = {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
-               ">": lambda: a > b, ">=": lambda: a >= b, "&&": lambda: a and b, "||": lambda: a or b,
-               "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "&": lambda: a & b, "|": lambda: a | b,
-               "%": lambda: a % b if b else None, "/": lambda: int(a / b) if b else None}
-        return ops[expr.op]() if expr.op in ops else None
-    return None
-
-
 def normalize(text: str) -> list[str]:
     """Tile IR text with SSA names, symbol names and attribute order made comparable."""
     out = []
@@ -318,25 +226,7 @@ def cubin(bytecode: bytes, limit: float | None = None) -> None:
 
 def python_tile_ir(kernel: Any, spec: Specialization) -> str:
     """cuTile Python's Tile IR for the same specialization."""
-    import cuda.tile as ct
-    from cuda.tile import compilation as c
-
-    constraints = []
-    for kind, value, *strides in spec.signature:
-        if kind in ("array", "list"):
-            array = c.ArrayConstraint(cutile_python(value), len(strides[0]), index_dtype=ct.int32,
-                                      stride_lower_bound_incl=0, alias_groups=[], may_alias_internally=False,
-                                      stride_constant=[1 if s == 1 else None for s in strides[0]])
-            constraints.append(c.ListConstraint(array, alias_groups=[], elements_may_alias=False)
-                               if kind == "list" else array)
-        elif kind == "constant":
-            constraints.append(c.ConstantConstraint(value))
-        else:
-            constraints.append(c.ScalarConstraint(cutile_python(value)))
-    sig = c.KernelSignature(constraints, c.CallingConvention.cutile_python_v1())
-    with tempfile.NamedTemporaryFile(suffix=".bc") as f:
-        c.export_kernel(kernel, [sig], f.name, output_format="tileir_bytecode", bytecode_version="13.3")
-        return disasm(Path(f.name).read_bytes())
+    return disasm(cutile_frontend.tile_ir(kernel, cutile_frontend.signature(spec.signature)))
 
 
 def _first_error(output: str) -> str:
@@ -424,16 +314,9 @@ def one_dtype_per_array(kirs: list[ir.KernelIR]) -> dict[str, list[str]]:
         for c in kir.dtype_classes:
             for a in c.arrays:
                 dtypes.setdefault(a, [])
-                if _class_dtype(c) not in dtypes[a]:
-                    dtypes[a].append(_class_dtype(c))
+                if class_dtype(c) not in dtypes[a]:
+                    dtypes[a].append(class_dtype(c))
     return dtypes
-
-
-def specializations(kir: ir.KernelIR, recorded: list[launches.Launch]) -> list[Specialization | str]:
-    """Each specialization of `kir` its recorded launches compile, once, in a stable order (or why
-    the launcher refuses one); the default one where none was recorded."""
-    mine = {json.dumps(l.specialization().record(), sort_keys=True): l for l in launches.of_kernel(recorded, kir)}
-    return [recorded_specialization(kir, mine[key]) for key in sorted(mine)] or [default_specialization(kir)]
 
 
 def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[launches.Launch],

@@ -1,0 +1,137 @@
+"""The specializations a kernel is compiled at: a dtype for each array, which strides are 1, a
+value for each ct.Constant, as cutile's JIT takes them (generics, strides) and as cuTile Python's
+`export_kernel` does (a signature). From launches recorded in the kernels' own tests
+(`recorded_launches`), else one default: f16 arrays where the launcher takes f16, contiguous rows,
+every ct.Constant[int] = 64, every ct.Constant[bool] = False, ct.Constant[float] = 0.5; other
+guesses (`guessed_constants`) where cuTile Python rejects those.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from . import emit, ir, recorded_launches as launches
+from .rust_syntax import rust_name
+
+DEFAULT_INT = 64
+DEFAULT_DTYPE = "f16"
+
+
+def class_dtype(c) -> str:
+    """The dtype a dtype class is compiled at by default: f16 where the launcher allows it."""
+    return DEFAULT_DTYPE if DEFAULT_DTYPE in c.allowed else c.allowed[0]
+
+
+@dataclass
+class Specialization:
+    """One specialization of a kernel, as cutile compiles it (generics in declaration order, each
+    array's strides: 1 where the stride is 1, else -1) and as cuTile Python's export takes it (per
+    parameter: ("array", dtype, strides), ("constant", value) or ("scalar", dtype))."""
+
+    generics: list[str]
+    strides: list[tuple[str, list[int]]]
+    signature: list[tuple]
+
+
+# Values for ct.Constant parameters where no launch says them, one set per round: a tile dimension
+# a power of two, a divisor positive, a flag off then on.
+GUESSES = {"tile_dim": (DEFAULT_INT, 16, 128), "positive": (DEFAULT_INT, 1, 2), "int": (DEFAULT_INT, 1, 0),
+           "bool": (False, True, False)}
+
+
+def guessed_constants(kir, round_: int) -> dict[str, Any]:
+    """A value for each ct.Constant[int|bool] of `kir`, the `round_`-th guess (0 is the default)."""
+    def kind(c) -> str:
+        return "bool" if c.kind == "bool" else "tile_dim" if c.tile_dim else "positive" if c.positive else "int"
+    return {c.name: GUESSES[kind(c)][round_] for c in kir.consts}
+
+
+def launcher_refusal(kir, constants: dict[str, Any]) -> str | None:
+    """Why the launcher refuses these ct.Constant values (a static assert, an untranslated branch),
+    or None."""
+    values = {rust_name(name): value for name, value in constants.items()}
+    for cond, why in kir.launch_checks:
+        if evaluate(cond, values) is False:
+            return why
+    return None
+
+
+def default_specialization(kir, combo: tuple[str, ...] | None = None,
+                           constants: dict[str, Any] | None = None) -> Specialization:
+    """f16 arrays where the launcher takes f16 (else the dtype of each class in `combo`), contiguous
+    rows, every ct.Constant[int] = 64 and ct.Constant[bool] = False (else `constants`),
+    ct.Constant[float] = 0.5."""
+    constants = guessed_constants(kir, 0) if constants is None else constants
+    chosen = combo or [class_dtype(c) for c in kir.dtype_classes]
+    dtype_of = {a: d for c, d in zip(kir.dtype_classes, chosen) for a in c.arrays}
+    args: dict[str, Any] = {}
+    for p in kir.params:
+        if isinstance(p, ir.ArrayParam):
+            args[p.name] = ("list" if p.listed else "array", dtype_of[p.name], [-1] * (p.rank - 1) + [1])
+        elif isinstance(p, ir.UnusedParam):  # anything will do: the kernel never reads it
+            args[p.name] = ("array", "f16", [1])
+        elif isinstance(p, ir.ConstParam):
+            args[p.name] = ("constant", constants[p.name])
+        else:
+            args[p.name] = ("constant", 0.5) if p.constant else ("scalar", p.dtype)
+    return specialization(kir, args)
+
+
+def recorded_specialization(kir, launch: launches.Launch) -> Specialization | str:
+    """The specialization one recorded launch compiles, or why the launcher refuses it."""
+    launch = launch.specialization()
+    args: dict[str, Any] = {}
+    for p in kir.params:
+        value = launch.args[p.name]
+        if isinstance(value, dict):
+            args[p.name] = ("list" if getattr(p, "listed", False) else "array", launch.dtype(p.name),
+                            value["strides"])
+        elif isinstance(p, (ir.ConstParam, ir.UnusedParam)) or getattr(p, "constant", False):
+            args[p.name] = ("constant", value)
+        else:
+            args[p.name] = ("scalar", p.dtype)
+    for c in kir.dtype_classes:
+        if len({args[a][1] for a in c.arrays}) != 1:
+            return f"the arrays {', '.join(c.arrays)} have different dtypes"
+    why = launcher_refusal(kir, {c.name: args[c.name][1] for c in kir.consts})
+    return why if why else specialization(kir, args)
+
+
+def specialization(kir, args: dict[str, tuple]) -> Specialization:
+    bound = {c.rust_name: args[c.arrays[0]][1] for c in kir.dtype_classes}
+    consts = [("true" if args[c.name][1] else "false") if c.kind == "bool" else str(int(args[c.name][1]))
+              for c in kir.consts]
+    # A list's divisibility generics at 1, as cuTile Python's export here assumes none either.
+    consts += ["1" for a in kir.arrays if a.listed for _ in ir.list_divisors(a)]
+    return Specialization(list(bound.values()) + [emit.derived_dtype(d, bound) for d in kir.derived] + consts,
+                          # A list's own tensor is its table, whose rows are contiguous.
+                          [(a.name, [-1, 1] if a.listed else args[a.name][2]) for a in kir.arrays],
+                          [args[p.name] for p in kir.params])
+
+
+def evaluate(expr: ir.Expr, values: dict[str, Any]) -> bool | int | None:
+    """A launch check's expression over ct.Constant values, evaluated; None where it cannot be."""
+    if isinstance(expr, ir.Lit):
+        text = expr.text
+        return {"true": True, "false": False}.get(text, int(text[:-3]) if text.endswith("i32") else None)
+    if isinstance(expr, ir.Var):
+        return values.get(expr.name)
+    if isinstance(expr, ir.Binary):
+        a, b = evaluate(expr.lhs, values), evaluate(expr.rhs, values)
+        if a is None or b is None:
+            return None
+        ops = {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
+               ">": lambda: a > b, ">=": lambda: a >= b, "&&": lambda: a and b, "||": lambda: a or b,
+               "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "&": lambda: a & b, "|": lambda: a | b,
+               "%": lambda: a % b if b else None, "/": lambda: int(a / b) if b else None}
+        return ops[expr.op]() if expr.op in ops else None
+    return None
+
+
+def of_kernel(kir: ir.KernelIR, recorded: list[launches.Launch]) -> list[Specialization | str]:
+    """Each specialization of `kir` its recorded launches compile, once, in a stable order (or why
+    the launcher refuses one); the default one where none was recorded."""
+    mine = {json.dumps(l.specialization().record(), sort_keys=True): l for l in launches.of_kernel(recorded, kir)}
+    return [recorded_specialization(kir, mine[key]) for key in sorted(mine)] or [default_specialization(kir)]
