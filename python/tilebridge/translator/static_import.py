@@ -42,9 +42,10 @@ class Unresolved:
         return f"<unresolved {self._name}>"
 
 
-class _TorchStandIn(types.SimpleNamespace):
+class _TorchStandIn(types.ModuleType):
     """torch, as far as kernels use it: its dtypes, as the cuTile dtypes they mean; anything else
-    (`torch.Tensor` in an annotation) is unresolved, and the translation says so where it is used."""
+    (`torch.Tensor` in an annotation) is unresolved, and the translation says so where it is used.
+    A module, as cuTile Python's own front end takes `torch.float16` in a kernel only from one."""
 
     def __getattr__(self, attr: str) -> Unresolved:
         return Unresolved(f"torch.{attr}")
@@ -60,8 +61,11 @@ _TensorStandIn.__module__, _TensorStandIn.__name__, _TensorStandIn.__qualname__ 
 def _torch_stand_in() -> _TorchStandIn:
     import cuda.tile as ct
 
-    return _TorchStandIn(Tensor=_TensorStandIn,
-                         **{name: getattr(ct, ct_name) for name, ct_name in torch_names().items()})
+    torch = _TorchStandIn("torch")
+    torch.Tensor = _TensorStandIn
+    for name, ct_name in torch_names().items():
+        setattr(torch, name, getattr(ct, ct_name))
+    return torch
 
 
 def _import(name: str) -> Any:
