@@ -293,6 +293,21 @@ class DerivedDType:
     other: str
 
 
+@dataclass(frozen=True)
+class TypedValue:
+    """A value the kernel's source names, with the type the translation gives it: a name assigned at
+    (line, col), or an mma's accumulator (`name` "@mma", at the call or the `@`). `oracle` holds
+    them against the types cuTile Python's front end gives the same values."""
+
+    line: int
+    col: int
+    name: str
+    type: Type
+    # The conditions on ct.Constant values it holds under (the branches of such an `if` it is in,
+    # each translated with the rest of its block): only where they all hold is it the type.
+    when: tuple["Expr", ...] = ()
+
+
 @dataclass
 class SafetyNote:
     safe: bool
@@ -322,6 +337,8 @@ class KernelIR:
     # (input, output) pairs the launcher lets be the very same array: an in-place update, which
     # the kernel's order of accesses makes race-free (see analysis `_in_place_pairs`)
     in_place: list[tuple[str, str]] = field(default_factory=list)
+    typed: list[TypedValue] = field(default_factory=list)
+    checked: str = ""  # what the check against cuTile Python found (`oracle.Report.summary`)
 
     def launcher_combos(self) -> list[tuple[str, ...]]:
         """The dtype combinations the launcher is built for, one tuple (a dtype per class) each."""

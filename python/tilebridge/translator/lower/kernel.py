@@ -9,6 +9,7 @@ import inspect
 import textwrap
 import types
 import typing
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ... import dtypes
@@ -16,7 +17,7 @@ from .. import ir
 from ..frontend import KernelSource
 from ..rust_syntax import rust_name
 from .bindings import ArrayUse, Binding, Value
-from .dtype_classes import DTypeResolver, resolve_stmt
+from .dtype_classes import DTypeResolver, resolve_stmt, resolve_type
 from .facts import carried_names, names_read
 
 from .state import Frame, KernelState
@@ -86,6 +87,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
         launch_checks=list(w.state.launch_checks),
         refusals=list(w.state.refusals),
         in_place=in_place_pairs(w.state),
+        typed=[replace(t, type=resolve_type(t.type, names)) for t in w.state.typed],
     )
 
 

@@ -609,4 +609,5 @@ class Semantics:
         shape = (a.shape[0], b.shape[1])
         zero = self.named(self.splat(Value("const", py=0), acc_dtype, shape, out, hint, node), out, f"{hint}_acc")
         product = self.bind_temp(out, hint, zero.type, ir.Call("mma", (a.expr, b.expr, zero.expr)))
+        self.state.observe(node, "@mma", product.type)
         return self.convert(product, dtype, out, hint)

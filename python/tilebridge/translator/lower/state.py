@@ -37,7 +37,7 @@ class Frame:
 # restored whole, and lists that only grow (cut back to their length).
 RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "partitions",
             "mutable_views", "branch_conflicts", "sites", "site_steps", "pointer_tokens")
-GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses")
+GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses", "typed")
 
 
 class KernelState:
@@ -96,6 +96,11 @@ class KernelState:
         self.temps: set[str] = set()
         self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
         self.pointer_tokens: set[str] = set()  # the token variables of arrays gathered and scattered
+        # The type given to every name the source assigns and to every mma's accumulator, where the
+        # source says it (`observe`); > 0 while a helper of another file is inlined (its lines are
+        # the call's, so nothing there can be told apart).
+        self.typed: list[ir.TypedValue] = []
+        self.foreign = 0
 
     def checkpoint(self) -> tuple[dict[str, Any], dict[str, int]]:
         return {a: copy.deepcopy(getattr(self, a)) for a in RESTORED}, {a: len(getattr(self, a)) for a in GROWN}
@@ -106,6 +111,12 @@ class KernelState:
             del getattr(self, attr)[n:]
         for attr, value in saved.items():
             setattr(self, attr, value)
+
+    def observe(self, node: ast.AST, name: str, type_: ir.Type | None) -> None:
+        """Records the type the translation gives a value the source names at `node`: a name it
+        assigns, or "@mma" for an mma's accumulator. `oracle` checks them against cuTile Python's."""
+        if not self.foreign and not self.survey and isinstance(type_, (ir.TileType, ir.ScalarType)):
+            self.typed.append(ir.TypedValue(node.lineno, node.col_offset, name, type_, self.path))
 
     def error(self, node: ast.AST, message: str) -> TranslationError:
         return TranslationError.at(self.src.display_file, node, message)

@@ -113,6 +113,7 @@ class Walker:
             helpers=[*caller.helpers, func.__name__],
         )
         saved_line = self.state.line
+        self.state.foreign += not same_file
         try:
             for n in names:
                 if n in reassigned and (values[n].kind in ("tile", "scalar") or n in self.frame.loop_carried):
@@ -124,6 +125,7 @@ class Walker:
         finally:
             self.frame = caller
             self.state.line = saved_line
+            self.state.foreign -= not same_file
         return result
 
     def lookup(self, name: str) -> Binding | None:
@@ -187,8 +189,16 @@ class Walker:
                 vals = whole.py
             for t, v in zip(target.elts, vals):
                 self.bind(t, v, out)
+                self.observe_name(t)
             return
         self.bind(target, self.expr(value, out, hint=target.id if isinstance(target, ast.Name) else "v"), out)
+        self.observe_name(target)
+
+    def observe_name(self, target: ast.expr) -> None:
+        """The type the name just assigned at `target` has now, for the check against cuTile Python."""
+        binding = self.lookup(target.id) if isinstance(target, ast.Name) else None
+        if binding is not None and binding.val.kind in ("tile", "scalar"):
+            self.state.observe(target, target.id, binding.val.type)
 
     def bind(self, target: ast.expr, val: Value, out: list[ir.Stmt]) -> None:
         if not isinstance(target, ast.Name):

@@ -315,6 +315,7 @@ def ct_mma(w: Walker, node: ast.Call, out, hint) -> Value:
     if a.shape[1] != b.shape[0] or acc.shape != (a.shape[0], b.shape[1]):
         raise w.error(node, f"ct.mma shapes do not match: {a.shape} x {b.shape} -> {acc.shape}")
     w.sem.common_dtype(a.dtype, b.dtype, node)
+    w.state.observe(node, "@mma", acc.type)
     return Value("tile", acc.type, ir.Call("mma", (a.expr, b.expr, acc.expr)))
 
 
