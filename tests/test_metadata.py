@@ -8,6 +8,7 @@ from tilebridge.metadata import ExtensionMetadata, KernelMetadata, ParamMetadata
 EXPECTED = """{
   "kernels": {
     "k": {
+      "checked": "agrees with cuTile Python 1.7.0 at 2 specializations (9 typed values)",
       "dtypes": {
         "E0": [
           "f32",
@@ -79,7 +80,8 @@ META = ExtensionMetadata("k_rs", "k.py", {"k": KernelMetadata("k.py", 4, (
     ParamMetadata("n", "scalar", dtype="i32"),
     ParamMetadata("scale", "constant", dtype="f32"),
     ParamMetadata("spare", "unused"),
-    ParamMetadata("TM", "constant", dtype="i32")), {"E0": ["f32", "f16"]}, False, ["why"], [("x", "y")])})
+    ParamMetadata("TM", "constant", dtype="i32")), {"E0": ["f32", "f16"]}, False, ["why"], [("x", "y")],
+    "agrees with cuTile Python 1.7.0 at 2 specializations (9 typed values)")})
 
 
 def test_the_text_is_sorted_json_indented_by_two():

@@ -30,6 +30,18 @@ def _launches(args) -> list:
     return launches.read(args.launches)
 
 
+def _report(crate_dir: Path, skipped: list[str]) -> None:
+    """Each kernel's check against cuTile Python, and the kernels a partial translation left out."""
+    from .metadata import ExtensionMetadata
+
+    meta = ExtensionMetadata.from_json((crate_dir / "tilebridge.json").read_text())
+    for name, kernel in meta.kernels.items():
+        if kernel.checked:
+            print(f"{name}: {kernel.checked}")
+    for reason in skipped:
+        print(f"left out {reason}")
+
+
 def cmd_translate(args) -> int:
     from .builder.wheel import RUNTIME_CRATE, build_key, write_crate
     from .translator import translate
@@ -38,8 +50,7 @@ def cmd_translate(args) -> int:
                       dtypes=_dtypes(args.dtype), runtime_path=RUNTIME_CRATE, launches=_launches(args),
                       partial=args.partial, lift_gathers=args.lift_gathers)
     write_crate(crate, Path(args.out), build_key(crate))
-    for reason in crate.skipped:
-        print(f"left out {reason}")
+    _report(Path(args.out), crate.skipped)
     print(f"wrote {crate.module} to {args.out}")
     return 0
 
@@ -51,8 +62,7 @@ def cmd_build(args) -> int:
     result = build(target, out_dir=args.out, module=_module(args), dtypes=_dtypes(args.dtype),
                    install=not args.no_install, partial=args.partial, lift_gathers=args.lift_gathers,
                    launches=_launches(args))
-    for reason in result.skipped:
-        print(f"left out {reason}")
+    _report(result.crate_dir, result.skipped)
     print(f"{result.module}: {'built' if result.rebuilt else 'up to date'}: {result.wheel}")
     return 0
 

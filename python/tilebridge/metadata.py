@@ -81,6 +81,7 @@ class KernelMetadata:
     safe: bool = True
     unsafe_reasons: list[str] = field(default_factory=list)
     in_place: list[tuple[str, str]] = field(default_factory=list)  # (input, output) that may be one array
+    checked: str = ""  # what the check against cuTile Python's front end found
 
     @property
     def positional(self) -> list[ParamMetadata]:
@@ -90,13 +91,14 @@ class KernelMetadata:
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "params": [p.to_dict() for p in self.params],
                 "dtypes": {c: list(ds) for c, ds in self.dtypes.items()}, "safe": self.safe,
-                "unsafe_reasons": list(self.unsafe_reasons), "in_place": [list(pair) for pair in self.in_place]}
+                "unsafe_reasons": list(self.unsafe_reasons), "in_place": [list(pair) for pair in self.in_place],
+                "checked": self.checked}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "KernelMetadata":
         return cls(d["file"], d["line"], tuple(ParamMetadata.from_dict(p) for p in d["params"]),
                    {c: list(ds) for c, ds in d["dtypes"].items()}, d["safe"], list(d["unsafe_reasons"]),
-                   [(a, b) for a, b in d["in_place"]])
+                   [(a, b) for a, b in d["in_place"]], d.get("checked", ""))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import emit, frontend, ir, lower, recorded_launches
+from . import emit, frontend, ir, lower, oracle, recorded_launches
 from .emit import CrateFiles
 from ..errors import TranslationError
 
@@ -45,7 +45,9 @@ def translate(
     `lift_gathers`, gathers and scatters of whole rows become cutile's checked tile accesses
     (safe, but not always as fast: see `lower.ops.memory`). With `launches` (recorded from the
     kernels' own tests: `recorded_launches.read`), each kernel's launcher takes the dtype combinations
-    they used too (only those, where its own would be too many).
+    they used too (only those, where its own would be too many). Each kernel is then checked
+    against cuTile Python's own front end (`oracle`; off with TILEBRIDGE_ORACLE=0): a kernel it
+    rejects is a `TranslationError`, a value typed otherwise than it types it a `oracle.Disagreement`.
     """
     sources = frontend.load_all(target)
     kernels, skipped = [], []
@@ -53,6 +55,8 @@ def translate(
         try:
             kernel = lower.lower_kernel(src, dtypes, lift_gathers)
             recorded_launches.cover(kernel, launches, emit.MAX_LAUNCHER_VARIANTS)
+            if oracle.enabled():
+                kernel.checked = oracle.check(kernel, src, launches).summary()
             emit.check_launcher_variants(kernel)  # here only: a partial translation leaves such a kernel out
             _check_distinct_name(kernel, kernels)
             kernels.append(kernel)

@@ -203,4 +203,4 @@ def kernel_metadata(k: ir.KernelIR) -> KernelMetadata:
         else:
             params.append(ParamMetadata(p.name, "constant", dtype=p.kind))
     return KernelMetadata(k.file, k.line, tuple(params), {c.rust_name: list(c.allowed) for c in k.dtype_classes},
-                          k.safety.safe, list(k.safety.reasons), list(k.in_place))
+                          k.safety.safe, list(k.safety.reasons), list(k.in_place), k.checked)

@@ -1,0 +1,255 @@
+"""The translation held against cuTile Python itself, specialization by specialization.
+
+cuTile Python's front end runs on the CPU (`cutile_frontend`). For each specialization a build
+makes (the launches recorded for the kernel, else each dtype combination its launcher is built
+for, at guessed ct.Constant values), it answers two questions, and the translation must agree:
+
+- **Does cuTile Python accept the kernel?** Where it rejects every specialization, tilebridge
+  rejects the kernel: a `TranslationError` with cuTile Python's own message at its file:line:col.
+  A dtype combination it rejects whatever the constants are is left out of the launcher (a launch
+  with those dtypes is refused, as `ct.launch` would refuse it).
+- **Does every value have the type cuTile Python gives it?** Each name the kernel (or a helper of
+  its file) assigns, and each mma's accumulator, at the same line and column: the same dtype and
+  shape. A difference is a tilebridge bug, and the kernel is not translated (`Disagreement`):
+  never a crate that computes something else. One difference is known and counted apart
+  (`Report.narrowed`): values read from int64 index arrays are int32 in the translation, as
+  cutile 0.5.0 converts no integer to another width (exact below 2**31).
+
+Values the translation folds away (Python constants) or cannot place (helpers of other files) are
+not compared; `Report` counts what was.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import cutile_frontend, emit, ir, recorded_launches as launches, specializations
+from .frontend import KernelSource
+from .rust_syntax import rust_name
+from ..errors import TranslationError
+
+# Guesses of ct.Constant values tried per dtype combination (`specializations.guessed_constants`):
+# a combination is rejected only where cuTile Python rejects it at every one the launcher takes.
+ROUNDS = len(specializations.GUESSES["int"])
+# At most this many dtype combinations are checked per kernel (the first, in launcher order).
+MAX_COMBOS = int(os.environ.get("TILEBRIDGE_ORACLE_MAX_COMBOS", "27"))
+
+
+class Disagreement(TranslationError):
+    """The translation types a value differently from cuTile Python: a tilebridge bug."""
+
+
+@dataclass
+class Report:
+    """What the check compared for one kernel."""
+
+    specializations: int = 0  # accepted by cuTile Python and compared
+    values: int = 0  # typed values compared, over all of them
+    rejected: list[str] = field(default_factory=list)  # specializations cuTile Python rejects, and why
+    # values cuTile Python types int64 where the translation has int32: an int64 index array's
+    # values, which the translation meets as int32 (cutile 0.5.0 converts no integer to another width)
+    narrowed: int = 0
+
+    def summary(self) -> str:
+        """One line for the build's output and `tilebridge.json`."""
+        if self.unchecked and not self.specializations:
+            return f"not checked against cuTile Python: {self.unchecked}"
+        text = (f"agrees with cuTile Python {cutile_frontend.version()} at {self.specializations} "
+                f"specialization{'s' * (self.specializations != 1)} ({self.values} typed values")
+        text += f", {self.narrowed} of them int64 met as int32)" if self.narrowed else ")"
+        if self.rejected:
+            text += f"; {len(self.rejected)} it rejects, left out of the launcher ({self.rejected[0]})"
+        if self.unchecked:
+            text += f"; some not checked: {self.unchecked}"
+        return text
+    unchecked: str | None = None  # why the kernel could not be checked at all
+
+
+def enabled() -> bool:
+    return os.environ.get("TILEBRIDGE_ORACLE", "1") != "0"
+
+
+def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] = ()) -> Report:
+    """Checks `kir` against cuTile Python at every specialization its build makes (see the module
+    docstring); may narrow `kir.dtype_combos` to the combinations cuTile Python accepts. Raises
+    `TranslationError` where cuTile Python accepts none, `Disagreement` where a type differs."""
+    report = Report()
+    if src.kernel is None:
+        report.unchecked = "no kernel object"
+        return report
+    cutile_frontend.check_version()
+    # Recorded launches at their own constants; every other dtype combination of the launcher at
+    # guessed ones.
+    recorded_specs = [s for s in specializations.of_kernel(kir, list(recorded)) if not isinstance(s, str)] \
+        if launches.of_kernel(list(recorded), kir) else []
+    groups = [[s] for s in recorded_specs]
+    seen = {_combo(kir, s) for s in recorded_specs}
+    combos = [c for c in kir.launcher_combos() if c not in seen][:MAX_COMBOS]
+    guesses = [g for g in (specializations.guessed_constants(kir, r) for r in range(ROUNDS))
+               if not specializations.launcher_refusal(kir, g)]
+    if combos and not guesses:
+        report.unchecked = "the launcher refuses every ct.Constant value guessed"
+    elif combos:
+        groups += [[specializations.default_specialization(kir, combo, g) for g in guesses] for combo in combos]
+    # A rejection at guessed constants is cuTile Python's verdict on the dtypes only where the
+    # kernel takes no branch on them (else a value guessed may have chosen the branch it rejects).
+    branches = _branches_on_constants(kir)
+    accepted: set[tuple[str, ...]] = set()
+    rejected: dict[tuple[str, ...], cutile_frontend.Rejection] = {}
+    for i, group in enumerate(groups):
+        outcome = _verdict(src.kernel, group, guessed=i >= len(recorded_specs), branches=branches)
+        if outcome is None:  # cuTile Python's front end failed for a reason of its own
+            report.unchecked = report.unchecked or "cuTile Python's front end could not run on it"
+        elif isinstance(outcome, cutile_frontend.Rejection):
+            rejected.setdefault(_combo(kir, group[0]), outcome)
+            report.rejected.append(f"{_dtypes_of(kir, group[0])}: {outcome.message.splitlines()[0]}")
+        elif isinstance(outcome, str):
+            report.unchecked = report.unchecked or outcome
+        else:
+            spec, theirs = outcome
+            accepted.add(_combo(kir, spec))
+            report.specializations += 1
+            report.values += _compare(kir, src, spec, theirs, report)
+    refused = [c for c in rejected if c not in accepted]
+    if refused and not accepted and report.unchecked is None:
+        r = rejected[refused[0]]
+        where = f"{Path(r.file).name}:{r.line}:{r.col + 1}" if r.file else f"{kir.file}:{kir.line}:1"
+        at = f" at {_dtypes_of(kir, groups[0][0])}" if kir.dtype_classes else ""
+        raise TranslationError(f"cuTile Python rejects kernel '{kir.name}'{at}: {r.message}",
+                               location=where, construct=kir.name)
+    if refused:
+        kir.dtype_combos = [c for c in kir.launcher_combos() if c not in refused]
+    return report
+
+
+def _combo(kir: ir.KernelIR, spec: specializations.Specialization) -> tuple[str, ...]:
+    """The dtype of each dtype class at `spec`."""
+    return tuple(spec.generics[:len(kir.dtype_classes)])
+
+
+def _verdict(kernel: Any, group: list[specializations.Specialization], guessed: bool, branches: bool):
+    """cuTile Python on one dtype combination, at each specialization of `group` in turn: the first
+    it accepts, with its types; else its rejection, where that is a verdict on the dtypes (recorded
+    constants; or `guessed` ones, all rejected for one reason, in a kernel without `branches` on
+    them); else why it says nothing of them. None where its front end fails other than by rejecting."""
+    rejections = []
+    for spec in group:
+        try:
+            outcome = cutile_frontend.verdict(kernel, cutile_frontend.signature(spec.signature))
+        except cutile_frontend.FrontendUnavailable:
+            raise
+        except Exception:  # noqa: BLE001 - its own failure, not a verdict on the kernel
+            return None
+        if not isinstance(outcome, cutile_frontend.Rejection):
+            return spec, outcome
+        rejections.append(outcome)
+    if not guessed or (len({(r.message, r.line, r.col) for r in rejections}) == 1 and not branches):
+        return rejections[0]
+    return (f"cuTile Python rejects each guess of its ct.Constant values ({rejections[0].message.splitlines()[0]}), "
+            f"which may be the values' fault; record launches to check it (--launches)")
+
+
+def _branches_on_constants(kir: ir.KernelIR) -> bool:
+    """Whether the kernel has an `if` on ct.Constant values (translated whole, or decided at launch)."""
+    consts = {rust_name(c.name) for c in kir.consts}
+
+    def on_constants(e: Any) -> bool:
+        names = {v.name for v in _vars(e)}
+        return bool(names) and names <= consts
+
+    def walk(body: list[ir.Stmt]) -> bool:
+        for s in body:
+            if isinstance(s, ir.IfElse) and (on_constants(s.cond) or walk(s.then) or walk(s.other)):
+                return True
+            if isinstance(s, (ir.For, ir.While)) and walk(s.body):
+                return True
+        return False
+
+    return bool(kir.launch_checks) or walk(kir.body)
+
+
+def _vars(e: Any) -> list[ir.Var]:
+    """The variables an expression reads."""
+    if isinstance(e, ir.Var):
+        return [e]
+    if isinstance(e, tuple):
+        return [v for x in e for v in _vars(x)]
+    if hasattr(e, "__dataclass_fields__"):
+        return [v for f in e.__dataclass_fields__ for v in _vars(getattr(e, f))]
+    return []
+
+
+def _dtypes_of(kir: ir.KernelIR, spec: specializations.Specialization) -> str:
+    pairs = zip(kir.dtype_classes, _combo(kir, spec))
+    return ", ".join(f"{'/'.join(c.arrays)} {d}" for c, d in pairs) or "its arrays"
+
+
+def _compare(kir: ir.KernelIR, src: KernelSource, spec: specializations.Specialization,
+             theirs: dict[cutile_frontend.Site, set[cutile_frontend.ValueType]], report: Report) -> int:
+    """Holds every typed value of `kir` against cuTile Python's at `spec`; the number compared."""
+    bound = dict(zip([c.rust_name for c in kir.dtype_classes], spec.generics))
+    bound.update({d.rust_name: emit.derived_dtype(d, bound) for d in kir.derived})
+    consts = {p.name: value for p, (kind, value, *_) in zip(kir.params, spec.signature)
+              if isinstance(p, ir.ConstParam)}
+    values = {rust_name(name): value for name, value in consts.items()}
+    i64_arrays = any(kind in ("array", "list") and dtype == "i64" for kind, dtype, *_ in spec.signature)
+    here = Path(src.filename).resolve()
+    files: dict[str | None, bool] = {}
+
+    def mine(file: str | None) -> bool:
+        if file not in files:
+            files[file] = file is not None and Path(file).resolve() == here
+        return files[file]
+
+    by_site: dict[tuple[int, int, str], set[cutile_frontend.ValueType]] = {}
+    for (file, line, col, name), types in theirs.items():
+        if mine(file):
+            by_site.setdefault((line, col, name), set()).update(types)
+    ours: dict[tuple[int, int, str], set[cutile_frontend.ValueType]] = {}
+    for t in kir.typed:
+        if not all(specializations.evaluate(cond, values) is True for cond in t.when):
+            continue  # a branch this specialization does not take (or one that cannot be told)
+        concrete = _concrete(t.type, bound, consts)
+        if concrete is not None:
+            ours.setdefault((t.line, t.col, t.name), set()).add(concrete)
+    compared = 0
+    for site, types in sorted(ours.items()):
+        if site not in by_site:
+            continue
+        compared += 1
+        if types != by_site[site] and i64_arrays and types == {_as_i32(t) for t in by_site[site]}:
+            report.narrowed += 1  # an int64 array's values, met as int32 (see the module docstring)
+        elif types != by_site[site]:
+            line, col, name = site
+            what = "the accumulator of this mma" if name == "@mma" else f"'{name}'"
+            raise Disagreement(
+                f"tilebridge bug: {what} is {_show(types)} in the translation and {_show(by_site[site])} in "
+                f"cuTile Python at {_dtypes_of(kir, spec)}; the kernel is not translated rather than translated "
+                f"wrong (please report it)", location=f"{kir.file}:{line}:{col + 1}",
+                construct=src.line_text(line))
+    return compared
+
+
+def _as_i32(t: cutile_frontend.ValueType) -> cutile_frontend.ValueType:
+    return ("i32" if t[0] == "i64" else t[0]), t[1]
+
+
+def _concrete(t: ir.Type, bound: dict[str, str], consts: dict[str, Any]) -> cutile_frontend.ValueType | None:
+    """`t` at one specialization: (dtype, shape of ints); None where it names something unknown."""
+    dtype = bound.get(t.dtype, t.dtype)
+    if isinstance(t, ir.ScalarType):
+        return dtype, ()
+    shape = []
+    for d in t.shape:
+        value = d if isinstance(d, int) else consts.get(d)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        shape.append(value)
+    return dtype, tuple(shape)
+
+
+def _show(types: set[cutile_frontend.ValueType]) -> str:
+    return " or ".join(f"{d}{list(s)}" if s else d for d, s in sorted(types))

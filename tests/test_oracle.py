@@ -1,0 +1,172 @@
+"""The translation held against cuTile Python's own front end (`translator.oracle`): what it rejects
+is rejected with its message, a value typed otherwise stops the translation, and every kernel of
+the examples, the fixtures and TileGym's release agrees with it."""
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import tilebridge as tb
+from tilebridge.builder.wheel import RUNTIME_CRATE
+from tilebridge.translator import frontend, lower, oracle, recorded_launches
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def kernel_file(tmp_path: Path, body: str, name: str = "k.py"):
+    path = tmp_path / name
+    path.write_text("import cuda.tile as ct\n\n\n" + textwrap.dedent(body))
+    return frontend.import_file(path)
+
+
+def checked(crate, name: str) -> str:
+    return json.loads(crate.files["tilebridge.json"])["kernels"][name]["checked"]
+
+
+@pytest.mark.parametrize("body, where, message", [
+    ("""\
+     @ct.kernel
+     def twice_reduced(x, y, TILE: ct.Constant[int]):
+         t = ct.load(x, index=(ct.bid(0), 0), shape=(TILE, TILE))
+         ct.store(y, index=(ct.bid(0), 0), tile=ct.sum(t, axis=(1, 1), keepdims=True))
+     """, "k.py:7:44", "Repeated reduction axis 1"),
+    ("""\
+     @ct.kernel
+     def short_mask(x, y):
+         idx = ct.arange(8, dtype=ct.int32)
+         t = ct.gather(x, idx, mask=ct.arange(4, dtype=ct.int32) < 2)
+         ct.scatter(y, idx, t)
+     """, "k.py:7:9", "Custom mask shape (4,) is not broadcastable to the index shape (8,)"),
+])
+def test_what_cutile_python_rejects_is_rejected_with_its_message(tmp_path, body, where, message):
+    module = kernel_file(tmp_path, body)
+    kernel = next(iter(frontend.kernels_in(module)))
+    with pytest.raises(tb.TranslationError) as e:
+        tb.translate(kernel, runtime_path=RUNTIME_CRATE)
+    assert e.value.location == where
+    assert message in str(e.value) and "cuTile Python rejects kernel" in str(e.value)
+
+
+def test_a_rejection_of_guessed_constants_is_no_verdict(tmp_path):
+    """cuTile Python takes `latency` 1 to 10 only: the first guess (64) is rejected for the value,
+    the next is accepted and checked."""
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def latency_constant(x, y, TILE: ct.Constant[int], LAT: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(TILE,), latency=LAT)
+            ct.store(y, index=(ct.bid(0),), tile=t)
+        """)
+    crate = tb.translate(module.latency_constant, runtime_path=RUNTIME_CRATE)
+    assert checked(crate, "latency_constant").startswith("agrees with cuTile Python")
+
+
+def test_constant_branches_make_rejections_at_guesses_no_verdict(tmp_path):
+    """Which dtype `y` must have depends on a ct.Constant: no guess of it decides the dtypes."""
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def by_flag(x, y, HALF: ct.Constant[int], TILE: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)
+            if HALF == 7:
+                t = t.astype(ct.float16)
+            ct.store(y, index=(ct.bid(0),), tile=t)
+        """)
+    src = frontend.load(module.by_flag)
+    kir = lower.lower_kernel(src, {"x": ["f32"], "y": ["f16"]})
+    report = oracle.check(kir, src)
+    assert report.specializations == 0 and "which may be the values' fault" in report.unchecked
+    assert kir.dtype_combos is None  # nothing left out of the launcher on a guess
+
+
+def test_a_recorded_launch_cutile_python_rejects_is_left_out_of_the_launcher(tmp_path):
+    """An int64 `x` makes `acc` int64 in cuTile Python, which then refuses the loop (the translation
+    would meet x's values as int32): the launcher takes int32 only."""
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def widen(x, y, TILE: ct.Constant[int]):
+            offs = ct.bid(0) * TILE + ct.arange(TILE, dtype=ct.int32)
+            acc = ct.zeros((TILE,), dtype=ct.int32)
+            for _ in range(2):
+                acc = acc + ct.gather(x, offs)
+            ct.scatter(y, offs, acc)
+        """)
+    src = frontend.load(module.widen)
+    kir = lower.lower_kernel(src)  # x an index array: i32 or i64, its values met as the kernel's i32
+    array = lambda dtype: {"dtype": dtype, "shape": [64], "strides": [1]}  # noqa: E731
+    logged = [recorded_launches.Launch("k.py", "widen", {"x": array(x), "y": array(y), "TILE": 64})
+              for x, y in (("int32", "int32"), ("int64", "int32"))]
+    recorded_launches.cover(kir, logged, 81)
+    assert ("i64", "i32") in kir.launcher_combos()
+    report = oracle.check(kir, src, logged)
+    assert report.specializations == 1 and "x i64, y i32: Type of `acc` depends on path taken" in report.rejected[0]
+    assert kir.launcher_combos() == [("i32", "i32")]
+
+
+def test_a_value_typed_otherwise_stops_the_translation(tmp_path, monkeypatch):
+    """The f16 matmul's accumulator as tilebridge once had it (f32, where cuTile Python takes f16)."""
+    from tilebridge import dtypes
+
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def mm(a, b, c, T: ct.Constant[int]):
+            x = ct.load(a, index=(ct.bid(0), 0), shape=(T, T))
+            y = ct.load(b, index=(0, ct.bid(0)), shape=(T, T))
+            ct.store(c, index=(ct.bid(0), 0), tile=x @ y)
+        """)
+    assert tb.translate(module.mm, runtime_path=RUNTIME_CRATE, dtypes={"a": ["f16"], "b": ["f16"]})
+    real = dtypes.mma_accumulator
+    monkeypatch.setattr(dtypes, "mma_accumulator", lambda d: "f32" if d == "f16" else real(d))
+    with pytest.raises(oracle.Disagreement, match=r"tilebridge bug: the accumulator of this mma is f32\[64, 64\] "
+                                                  r"in the translation and f16\[64, 64\] in cuTile Python") as e:
+        tb.translate(module.mm, runtime_path=RUNTIME_CRATE, dtypes={"a": ["f16"], "b": ["f16"]})
+    assert e.value.location == "k.py:8:44"
+
+
+def test_off_switch(monkeypatch):
+    monkeypatch.setenv("TILEBRIDGE_ORACLE", "0")
+    crate = tb.translate(REPO / "examples" / "vector_add.py", runtime_path=RUNTIME_CRATE)
+    assert checked(crate, "vector_add") == ""
+
+
+def library_files() -> list[Path]:
+    files = sorted((REPO / "examples").glob("*.py")) + sorted((REPO / "tests" / "fixtures").glob("*.py"))
+    try:
+        from tilebridge.verifier.coverage import library_dir
+
+        files += sorted(p for p in library_dir("tilegym").rglob("*.py") if p.name != "__init__.py")
+    except FileNotFoundError:
+        pass
+    return files
+
+
+def test_every_kernel_agrees_with_cutile_python():
+    """Every kernel tilebridge translates in the examples, the test fixtures and TileGym's release
+    (at its recorded launches, and every other dtype combination of its launcher at guessed
+    constants): cuTile Python accepts it and types every compared value the same."""
+    launches = recorded_launches.read([REPO / "tests" / "data" / "tilegym_launches.json"])
+    kernels = specs = values = 0
+    for path in library_files():
+        try:
+            sources = frontend.load_all(path)
+        except tb.TranslationError:
+            continue  # no module-level kernels
+        for src in sources:
+            try:
+                kir = lower.lower_kernel(src)
+                recorded_launches.cover(kir, launches, 81)
+            except tb.TranslationError:
+                continue  # not translated: nothing to hold against cuTile Python
+            try:
+                report = oracle.check(kir, src, launches)
+            except oracle.Disagreement:
+                raise
+            except tb.TranslationError as e:  # the fixtures' own refusals only
+                assert "fixtures" in str(path), e
+                continue
+            kernels += report.specializations > 0
+            specs += report.specializations
+            values += report.values
+    print(f"checked against cuTile Python: {kernels} kernels, {specs} specializations, {values} values")
+    floor = json.loads((REPO / "tests" / "coverage_floor.json").read_text())["oracle"]
+    assert kernels >= floor["kernels"] and specs >= floor["specializations"] and values >= floor["values"]
