@@ -31,6 +31,7 @@ class KernelSource:
     source_lines: list[str]  # that file's lines, for comments in the generated code
     globals: dict[str, Any]
     options: dict[str, dict[str, int]] = field(default_factory=dict)  # hint -> {"default" | "sm_XY": value}
+    kernel: Any = None  # the @ct.kernel object itself (for cuTile Python's own front end: `oracle`)
 
     @property
     def display_file(self) -> str:
@@ -150,6 +151,7 @@ def load(kernel: Any) -> KernelSource:
         source_lines=source_lines,
         globals=func.__globals__,
         options=kernel_hints(kernel),
+        kernel=kernel,
     )
 
 
