@@ -163,8 +163,8 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
             param = ir.ConstParam(name, kind)
             val = Value("scalar", ir.ScalarType(kind), ir.Var(rname), dim=name if kind == "i32" else None)
         elif scalar_meta is not None or base in (int, float) or name in scalars:
-            dtype = (dtypes.of_object(scalar_meta.dtype) if scalar_meta is not None else "i32" if name in scalars
-                     else dtypes.of_object(base))
+            dtype = (dtypes.of_object(scalar_meta.dtype) if scalar_meta is not None else dtypes.of_object(base)
+                     if base in (int, float) else unannotated_scalar(w, arg))
             if dtype not in ("i32", "i64", "f32"):
                 raise w.error(arg, f"scalar parameters of dtype {dtype} are not supported yet")
             param = ir.ScalarParam(name, dtype)
@@ -181,6 +181,19 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
             raise w.error(arg, "unsupported parameter annotation")
         w.state.params.append(param)
         w.frame.scopes[0][name] = Binding(val, None, 0)
+
+
+def unannotated_scalar(w: Walker, arg: ast.arg) -> str:
+    """The dtype of a scalar parameter without annotation: the one dtype stated for it
+    (`dtypes={"eps": ["f32"]}`, `--dtype eps=f32`), else i32. cuTile Python types it from each
+    launch's value; a launcher here takes one type, so a float one must be stated."""
+    stated = [dtypes.stated(d) for d in w.state.user_dtypes.get(arg.arg, ())]
+    if not stated:
+        return "i32"
+    if len(stated) != 1 or stated[0] not in ("i32", "i64", "f32"):
+        raise w.error(arg, f"the scalar parameter '{arg.arg}' is stated as {', '.join(stated)}: a scalar takes "
+                           "one dtype, i32, i64 or f32")
+    return stated[0]
 
 
 def scan_ranks(w: Walker, fn: ast.FunctionDef, names: dict[str, str] | None = None,
