@@ -3,7 +3,6 @@ reject bad arguments with Python exceptions, and compile through cutile to Tile 
 sm_90 cubin with the pip tileiras."""
 
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path

@@ -188,3 +188,42 @@ def test_an_unannotated_scalar_takes_the_dtype_stated_for_it(tmp_path):
         assert meta["checked"].startswith("agrees with cuTile Python")
     with pytest.raises(tb.TranslationError, match="'eps' is stated as f16: a scalar takes one dtype"):
         tb.translate(module.scale_by, runtime_path=RUNTIME_CRATE, dtypes={"eps": ["f16"]})
+
+
+def test_a_runtime_float_scalar_promotes_a_half_tile(tmp_path):
+    """Found by the fuzz campaign: an f16 tile times a float parameter is computed in f32 by cuTile
+    Python (the scalar is a 0-d f32 tile, not a weakly typed literal), an int parameter keeps the
+    tile's f16, and an int parameter times a float one is a float."""
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def mixed(x, y, n: int, f: float, TILE: ct.Constant[int]):
+            u = ct.load(x, index=(ct.bid(0),), shape=(TILE,))
+            a = ct.maximum(u * f, f / 3.0)
+            b = u + n
+            c = ct.where(u > f, u, n * f)
+            ct.store(y, index=(ct.bid(0),), tile=(a + b + c).astype(y.dtype))
+        """)
+    src = frontend.load(module.mixed)
+    kir = lower.lower_kernel(src, {"x": ["f16"], "y": ["f16"]})
+    assert oracle.check(kir, src).specializations == 1
+    types = {t.name: t.type.dtype for t in kir.typed if not t.name.startswith("@")}
+    assert types == {"u": "E0", "a": "f32", "b": "E0", "c": "f32"}
+
+
+def test_a_constant_float_is_weak_like_a_literal(tmp_path):
+    """A ct.Constant[float] is a runtime f32 in the Rust, but cuTile Python knows it at compile time
+    and types it weakly: beside an f16 tile, f16 (TileGym's layer norm, `w_tile + WEIGHT_SHIFT`)."""
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def shifted(x, y, SHIFT: ct.Constant[float], TILE: ct.Constant[int]):
+            u = ct.load(x, index=(ct.bid(0),), shape=(TILE,))
+            s = SHIFT * 2.0
+            a = u + s
+            b = u * SHIFT
+            ct.store(y, index=(ct.bid(0),), tile=(a + b).astype(y.dtype))
+        """)
+    src = frontend.load(module.shifted)
+    kir = lower.lower_kernel(src, {"x": ["f16"], "y": ["f16"]})
+    assert oracle.check(kir, src).specializations == 1
+    types = {t.name: t.type.dtype for t in kir.typed if not t.name.startswith("@")}
+    assert types == {"u": "E0", "s": "f32", "a": "E0", "b": "E0"}

@@ -7,9 +7,9 @@ those internals fails here, once, with a message that says so.
 Two questions, one specialization (a `KernelSignature`) at a time, both answered by `verdict`:
 - does cuTile Python compile the kernel to Tile IR bytecode (its whole front end, every check it
   makes, no `tileiras`)? Through the public `export_kernel` (`tile_ir`); a `Rejection` where not.
-- `typed_values`: the type of every name the kernel (and each helper of its file) assigns, and the
-  accumulator of every mma, read from the typed IR before cuTile Python's own optimizations, keyed
-  by where they are in the source.
+- `typed_values`: the type of every name the kernel (and each helper of its file) assigns, of every
+  expression (by its span in the source) and of every mma's accumulator, read from the typed IR
+  before cuTile Python's own optimizations.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ BYTECODE_VERSION = "13.3"
 # A value's type as both sides spell it: a dtype name of tilebridge's (`f16`) and a shape of ints
 # (() for a scalar, or a 0-d tile: cuTile Python does not tell them apart).
 ValueType = tuple[str, tuple[int, ...]]
-# Where a value is assigned: (file, line, column, name); name "@mma" for an mma's accumulator.
+# Where a value is: (file, line, column, name): a name assigned there; "@mma", an mma's accumulator;
+# "@expr:<last line>:<end column>", the expression of that span.
 Site = tuple[str, int, int, str]
 
 
@@ -146,17 +147,39 @@ def typed_values(kernel: Any, sig: Any) -> dict[Site, set[ValueType]]:
         if t is not None:
             found.setdefault(site, set()).add(t)
 
+    def tile_result(op: Any) -> ValueType | None:
+        return next((t for t in map(value_type, op.result_vars) if t is not None), None)
+
+    defined: dict[str, tuple[Site, ValueType]] = {}  # a tile made at an expression's span, by name
+    used_elsewhere: set[str] = set()  # names an operation at another span (or none) reads
+
+    def span_of(loc: Any) -> Site | None:
+        if loc.last_line is None or loc.end_col is None:
+            return None
+        return loc.filename, loc.line, loc.col, f"@expr:{loc.last_line}:{loc.end_col}"
+
     def walk(ops: Any) -> None:
         for op in ops:
             loc = op.loc
+            span = span_of(loc)
+            for var in op.all_inputs():
+                if var.name in defined and defined[var.name][0] != span:
+                    used_elsewhere.add(var.name)
             if op._opcode == "tile_mma":
-                add((loc.filename, loc.line, loc.col, "@mma"), value_type(op.result_vars[0]))
+                add((loc.filename, loc.line, loc.col, "@mma"), tile_result(op))
             for var in op.result_vars:
                 name = var.name.split(".")[0]
                 if name and not name.startswith("$") and name.isidentifier():
                     add((loc.filename, loc.line, loc.col, name), value_type(var))
+                t = value_type(var)
+                if span is not None and t is not None and not op.nested_blocks:  # not a loop's or if's results
+                    defined[var.name] = (span, t)
             for block in op.nested_blocks:
                 walk(block)
 
     walk(builder.ops)
+    # An expression's value is the tile made at its span that something outside it reads (the
+    # others convert, reshape or broadcast its operands on the way).
+    for name in used_elsewhere:
+        add(*defined[name])
     return found

@@ -1,8 +1,9 @@
 """The translation held against cuTile Python itself, specialization by specialization.
 
 cuTile Python's front end runs on the CPU (`cutile_frontend`). For each specialization a build
-makes (the launches recorded for the kernel, else each dtype combination its launcher is built
-for, at guessed ct.Constant values), it answers two questions, and the translation must agree:
+makes (each launch recorded for the kernel, at its own ct.Constant values; each other dtype
+combination its launcher is built for, at guessed ones), it answers two questions, and the
+translation must agree:
 
 - **Does cuTile Python accept the kernel?** Where it rejects every specialization, tilebridge
   rejects the kernel: a `TranslationError` with cuTile Python's own message at its file:line:col.
@@ -52,6 +53,9 @@ class Report:
     # values cuTile Python types int64 where the translation has int32: an int64 index array's
     # values, which the translation meets as int32 (cutile 0.5.0 converts no integer to another width)
     narrowed: int = 0
+    left_out: int = 0  # dtype combinations it rejects at every specialization: the launcher refuses them
+    beyond: int = 0  # dtype combinations not checked (over MAX_COMBOS)
+    unchecked: str | None = None  # why some (or all) could not be checked
 
     def summary(self) -> str:
         """One line for the build's output and `tilebridge.json`."""
@@ -61,11 +65,14 @@ class Report:
                 f"specialization{'s' * (self.specializations != 1)} ({self.values} typed values")
         text += f", {self.narrowed} of them int64 met as int32)" if self.narrowed else ")"
         if self.rejected:
-            text += f"; {len(self.rejected)} it rejects, left out of the launcher ({self.rejected[0]})"
+            text += f"; {len(self.rejected)} it rejects ({self.rejected[0]})"
+        if self.left_out:
+            text += f", {self.left_out} dtype combination{'s' * (self.left_out != 1)} left out of the launcher"
+        if self.beyond:
+            text += f"; {self.beyond} more dtype combinations not checked"
         if self.unchecked:
             text += f"; some not checked: {self.unchecked}"
         return text
-    unchecked: str | None = None  # why the kernel could not be checked at all
 
 
 def enabled() -> bool:
@@ -87,7 +94,9 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
         if launches.of_kernel(list(recorded), kir) else []
     groups = [[s] for s in recorded_specs]
     seen = {_combo(kir, s) for s in recorded_specs}
-    combos = [c for c in kir.launcher_combos() if c not in seen][:MAX_COMBOS]
+    combos = [c for c in kir.launcher_combos() if c not in seen]
+    report.beyond = max(0, len(combos) - MAX_COMBOS)
+    combos = combos[:MAX_COMBOS]
     guesses = [g for g in (specializations.guessed_constants(kir, r) for r in range(ROUNDS))
                if not specializations.launcher_refusal(kir, g)]
     if combos and not guesses:
@@ -98,13 +107,11 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     # kernel takes no branch on them (else a value guessed may have chosen the branch it rejects).
     branches = _branches_on_constants(kir)
     accepted: set[tuple[str, ...]] = set()
-    rejected: dict[tuple[str, ...], cutile_frontend.Rejection] = {}
+    rejected: dict[tuple[str, ...], tuple[specializations.Specialization, cutile_frontend.Rejection]] = {}
     for i, group in enumerate(groups):
         outcome = _verdict(src.kernel, group, guessed=i >= len(recorded_specs), branches=branches)
-        if outcome is None:  # cuTile Python's front end failed for a reason of its own
-            report.unchecked = report.unchecked or "cuTile Python's front end could not run on it"
-        elif isinstance(outcome, cutile_frontend.Rejection):
-            rejected.setdefault(_combo(kir, group[0]), outcome)
+        if isinstance(outcome, cutile_frontend.Rejection):
+            rejected.setdefault(_combo(kir, group[0]), (group[0], outcome))
             report.rejected.append(f"{_dtypes_of(kir, group[0])}: {outcome.message.splitlines()[0]}")
         elif isinstance(outcome, str):
             report.unchecked = report.unchecked or outcome
@@ -115,13 +122,14 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
             report.values += _compare(kir, src, spec, theirs, report)
     refused = [c for c in rejected if c not in accepted]
     if refused and not accepted and report.unchecked is None:
-        r = rejected[refused[0]]
+        spec, r = rejected[refused[0]]
         where = f"{Path(r.file).name}:{r.line}:{r.col + 1}" if r.file else f"{kir.file}:{kir.line}:1"
-        at = f" at {_dtypes_of(kir, groups[0][0])}" if kir.dtype_classes else ""
+        at = f" at {_dtypes_of(kir, spec)}" if kir.dtype_classes else ""
         raise TranslationError(f"cuTile Python rejects kernel '{kir.name}'{at}: {r.message}",
                                location=where, construct=kir.name)
     if refused:
         kir.dtype_combos = [c for c in kir.launcher_combos() if c not in refused]
+        report.left_out = len(refused)
     return report
 
 
@@ -134,15 +142,15 @@ def _verdict(kernel: Any, group: list[specializations.Specialization], guessed: 
     """cuTile Python on one dtype combination, at each specialization of `group` in turn: the first
     it accepts, with its types; else its rejection, where that is a verdict on the dtypes (recorded
     constants; or `guessed` ones, all rejected for one reason, in a kernel without `branches` on
-    them); else why it says nothing of them. None where its front end fails other than by rejecting."""
+    them); else why it says nothing of them (its front end failing other than by rejecting, too)."""
     rejections = []
     for spec in group:
         try:
             outcome = cutile_frontend.verdict(kernel, cutile_frontend.signature(spec.signature))
         except cutile_frontend.FrontendUnavailable:
             raise
-        except Exception:  # noqa: BLE001 - its own failure, not a verdict on the kernel
-            return None
+        except Exception as e:  # noqa: BLE001 - its own failure, not a verdict on the kernel
+            return f"cuTile Python's front end failed on it ({type(e).__name__}: {str(e)[:200]})"
         if not isinstance(outcome, cutile_frontend.Rejection):
             return spec, outcome
         rejections.append(outcome)
@@ -224,7 +232,8 @@ def _compare(kir: ir.KernelIR, src: KernelSource, spec: specializations.Speciali
             report.narrowed += 1  # an int64 array's values, met as int32 (see the module docstring)
         elif types != by_site[site]:
             line, col, name = site
-            what = "the accumulator of this mma" if name == "@mma" else f"'{name}'"
+            what = ("the accumulator of this mma" if name == "@mma" else "this expression"
+                    if name.startswith("@expr") else f"'{name}'")
             raise Disagreement(
                 f"tilebridge bug: {what} is {_show(types)} in the translation and {_show(by_site[site])} in "
                 f"cuTile Python at {_dtypes_of(kir, spec)}; the kernel is not translated rather than translated "

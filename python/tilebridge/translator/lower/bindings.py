@@ -23,6 +23,9 @@ class Value:
     nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
     iota_offset: "Value | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
     defn: "ir.Expr | None" = None  # for a scalar bound once to a name: the expression it names
+    # A scalar cuTile Python knows at compile time (a ct.Constant[float], arithmetic of such and
+    # numbers), which it types weakly, like a literal: beside a tile, the tile's dtype wins.
+    weak: bool = False
 
     @property
     def shape(self) -> tuple[ir.Dim, ...]:

@@ -154,7 +154,7 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
             # cutile has no float const generics: the value becomes a runtime f32, which
             # cuTile Python's launch passes the same way (by keyword here).
             param = ir.ScalarParam(name, "f32", constant=True)
-            val = Value("scalar", ir.ScalarType("f32"), ir.Var(rname))
+            val = Value("scalar", ir.ScalarType("f32"), ir.Var(rname), weak=True)
         elif is_const:
             kind = {int: "i32", bool: "bool"}.get(base)
             if kind is None:

@@ -363,14 +363,19 @@ class Semantics:
 
     @staticmethod
     def meets_float_literal(lhs: Value, rhs: Value) -> bool:
-        """An integer scalar and a float literal in one operation."""
-        pair = {lhs.kind: lhs, rhs.kind: rhs}
-        return set(pair) == {"scalar", "const"} and isinstance(pair["const"].py, float) and \
-            pair["scalar"].dtype in ("i32", "i64")
+        """An integer scalar and a float (a literal, or an f32 scalar) in one operation."""
+        def is_float(v: Value) -> bool:
+            return (v.kind == "const" and isinstance(v.py, float)) or (v.kind == "scalar" and v.dtype == "f32")
+
+        def is_int(v: Value) -> bool:
+            return v.kind == "scalar" and v.dtype in ("i32", "i64")
+
+        return (is_int(lhs) and is_float(rhs)) or (is_float(lhs) and is_int(rhs))
 
     def promote_float_literal(self, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> tuple[Value, Value]:
-        """cuTile Python types a float literal float32, and an integer scalar meeting it is promoted
-        to float32 (`n * 0.5` is 1.5 for n = 3, `pid < 0.5` compares floats): the integer as an f32."""
+        """cuTile Python types a float literal float32, and an integer scalar meeting it (or a float
+        scalar) is promoted to float32 (`n * 0.5` is 1.5 for n = 3, `pid < 0.5` compares floats,
+        `n * eps` is a float): the integer as an f32."""
         if not self.meets_float_literal(lhs, rhs):
             return lhs, rhs
         return self.as_f32(lhs, out, hint), self.as_f32(rhs, out, hint)
@@ -471,7 +476,8 @@ class Semantics:
             raise self.error(node, f"{with_article(v.kind)} cannot be used in scalar arithmetic")
 
         # For integers this is cutile's truncating `/`; `_binop` corrects `//` where it can differ.
-        return Value("scalar", ir.ScalarType(dtype), ir.Binary(op, operand(lhs), operand(rhs)))
+        return Value("scalar", ir.ScalarType(dtype), ir.Binary(op, operand(lhs), operand(rhs)),
+                     weak=all(v.kind == "const" or v.weak for v in (lhs, rhs)))
 
     def tile_binop(self, node: ast.BinOp, op: str, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
         type_, a, b = self.tile_operands(node, lhs, rhs, out, hint)
@@ -529,7 +535,10 @@ class Semantics:
         """Both operands as tiles of one dtype and shape, as cuTile Python's promotion and
         broadcasting make them."""
         tiles = [v for v in (lhs, rhs) if v.kind == "tile"]
-        dtype = tiles[0].dtype if len(tiles) == 1 else self.common_dtype(lhs.dtype, rhs.dtype, node)
+        if len(tiles) == 1:
+            dtype = self.with_scalar(tiles[0].dtype, rhs if tiles[0] is lhs else lhs, node)
+        else:
+            dtype = self.common_dtype(lhs.dtype, rhs.dtype, node)
         shape = tiles[0].shape if len(tiles) == 1 else self.broadcast_shape(lhs.shape, rhs.shape, node)
         operands = []
         for v in (lhs, rhs):
@@ -539,6 +548,21 @@ class Semantics:
                 v = self.splat(v, dtype, shape, out, hint, node)
             operands.append(v.expr)
         return ir.TileType(dtype, shape), operands[0], operands[1]
+
+    def with_scalar(self, tile: str, other: Value, node: ast.AST) -> str:
+        """The dtype cuTile Python computes in where a tile of dtype `tile` meets a scalar. A Python
+        constant (or a ct.Constant[float], `Value.weak`) is weakly typed: the tile's dtype. A runtime scalar (a parameter, a block id, a
+        value computed from them) is a 0-d tile of its own dtype: an integer one takes the dtype of
+        a float tile, a float one makes an integer tile float, and two floats or two integers
+        promote (an f16 tile times a float parameter is computed in f32)."""
+        if other.kind != "scalar" or other.weak:
+            return tile
+        scalar_int = self.int_tile(other.dtype)
+        if scalar_int != self.int_tile(tile):
+            return tile if scalar_int else other.dtype
+        if scalar_int and self.state.union.find(tile).startswith("$"):
+            return tile  # an index array's values with an integer: the array's (i32 or i64, as wide)
+        return self.common_dtype(tile, other.dtype, node)
 
     def unary(self, node: ast.UnaryOp, val: Value, out: list[ir.Stmt], hint: str) -> Value:
         if isinstance(node.op, ast.UAdd):

@@ -114,7 +114,10 @@ class KernelState:
 
     def observe(self, node: ast.AST, name: str, type_: ir.Type | None) -> None:
         """Records the type the translation gives a value the source names at `node`: a name it
-        assigns, or "@mma" for an mma's accumulator. `oracle` checks them against cuTile Python's."""
+        assigns, "@mma" for an mma's accumulator, "@expr" for the expression `node` itself (keyed
+        by its span). `oracle` checks them against cuTile Python's."""
+        if name == "@expr":
+            name = f"@expr:{node.end_lineno}:{node.end_col_offset}"
         if not self.foreign and not self.survey and isinstance(type_, (ir.TileType, ir.ScalarType)):
             self.typed.append(ir.TypedValue(node.lineno, node.col_offset, name, type_, self.path))
 

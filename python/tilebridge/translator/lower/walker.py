@@ -250,7 +250,7 @@ class Walker:
             self.state.scalar_defs[let.name] = let.value  # as evaluated where it is used (in this iteration)
         self.frame.scopes[-1][name] = Binding(
             Value(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg,
-                iota_offset=val.iota_offset, defn=val.expr if val.kind == "scalar" and name not in self.state.loop_assigned
+                iota_offset=val.iota_offset, weak=val.weak and name not in self.state.loop_assigned, defn=val.expr if val.kind == "scalar" and name not in self.state.loop_assigned
                 else None), let, self.depth)
 
     def checkpoint(self, out: list[ir.Stmt]) -> tuple:
@@ -363,20 +363,27 @@ class Walker:
         if isinstance(node, ast.Attribute):
             return self.attribute(node, out)
         if isinstance(node, ast.BinOp):
-            return self.sem.binop(node, self.expr(node.left, out, hint), self.expr(node.right, out, hint), out, hint)
+            return self.observed(node, self.sem.binop(node, self.expr(node.left, out, hint),
+                                                      self.expr(node.right, out, hint), out, hint))
         if isinstance(node, ast.UnaryOp):
-            return self.sem.unary(node, self.expr(node.operand, out, hint), out, hint)
+            return self.observed(node, self.sem.unary(node, self.expr(node.operand, out, hint), out, hint))
         if isinstance(node, ast.Call):
             return self.call(node, out, hint)
         if isinstance(node, ast.Subscript):
             return self.subscript(node, out, hint)
         if isinstance(node, ast.Compare):
-            return self.compare(node, out, hint)
+            return self.observed(node, self.compare(node, out, hint))
         if isinstance(node, ast.BoolOp):
             return self.boolop(node, out, hint)
         if isinstance(node, ast.IfExp):
             return self.ifexp(node, out, hint)
         raise self.error(node, f"{type(node).__name__} expressions are not supported yet")
+
+    def observed(self, node: ast.expr, val: Value) -> Value:
+        """`val`, the value of the expression `node`, its type recorded for the check against cuTile Python."""
+        if val.kind in ("tile", "scalar"):
+            self.state.observe(node, "@expr", val.type)
+        return val
 
     def compare(self, node: ast.Compare, out: list[ir.Stmt], hint: str) -> Value:
         ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
@@ -532,7 +539,7 @@ class Walker:
             handler = OPS.get(name)
             if handler is None:
                 raise self.error(node, f"ct.{name} is not supported yet")
-            return handler(self, node, out, hint)
+            return self.observed(node, handler(self, node, out, hint))
         if target is len and len(node.args) == 1 and not node.keywords:
             items = self.expr(node.args[0], out)
             if items.kind == "tuple":
@@ -568,7 +575,11 @@ class Walker:
         return bound
 
     def tile_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str) -> Value:
+        """A tile operand; a runtime scalar there is a 0-d tile of its dtype, as cuTile Python takes
+        it (`ct.sqrt(f)`). Not a number: cuTile Python folds `ct.exp(2.0)` into a constant."""
         val = self.expr(node, out, hint)
+        if val.kind == "scalar":
+            return self.sem.scalar_tile(val.expr, val.dtype, (), out, hint)
         if val.kind != "tile":
             raise self.error(node, "expected a tile")
         return val

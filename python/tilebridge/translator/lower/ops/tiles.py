@@ -346,7 +346,9 @@ def ct_where(w: Walker, node: ast.Call, out, hint) -> Value:
         raise w.error(args["cond"], "ct.where needs a bool tile (a comparison) as its condition")
     x, y = w.expr(args["x"], out, hint), w.expr(args["y"], out, hint)
     if "tile" not in (x.kind, y.kind):
-        # Two numbers: a tile of the condition's shape, of their common dtype.
+        # Two numbers: a tile of the condition's shape, of their common dtype (an integer scalar
+        # beside a float is an f32, as cuTile Python promotes it).
+        x, y = w.sem.promote_float_literal(x, y, out, hint)
         scalars = [v for v in (x, y) if v.kind == "scalar"]
         dtype = (w.sem.scalar_binop(node, "+", x, y).dtype if scalars else
                  "f32" if any(isinstance(v.py, float) for v in (x, y)) else "i32")
