@@ -126,6 +126,19 @@ def cmd_coverage(args) -> int:
     return 0
 
 
+def cmd_fuzz(args) -> int:
+    from .verifier import fuzz
+
+    path = Path(args.out or f"fuzz_{args.seed}.py")
+    campaign = fuzz.run(path, fuzz.write(path, args.count, args.seed))
+    for name, outcome in campaign.outcomes.items():
+        if outcome in ("disagrees", "crashes") or (args.verbose and outcome != "agrees"):
+            print(f"{name}: {outcome}: {campaign.messages[name]}")
+    print(campaign.summary())
+    counts = campaign.counts()
+    return 1 if counts["disagrees"] or counts["crashes"] else 0
+
+
 def cmd_doctor(args) -> int:
     from .toolchain import doctor
 
@@ -184,6 +197,12 @@ def main(argv: list[str] | None = None) -> int:
                         "compile every one")
     p.add_argument("-v", "--verbose", action="store_true", help="show cargo's output")
     p.set_defaults(run=cmd_coverage)
+    p = sub.add_parser("fuzz", help="random kernels, each translated and checked against cuTile Python's front end")
+    p.add_argument("--count", type=int, default=200, help="kernels in the campaign (default 200)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-o", "--out", help="the file the kernels are written to (default fuzz_<seed>.py)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show every outcome but agreement, with why")
+    p.set_defaults(run=cmd_fuzz)
     p = sub.add_parser("doctor", help="check the toolchain")
     p.set_defaults(run=cmd_doctor)
 
