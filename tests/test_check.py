@@ -17,3 +17,10 @@ def test_a_case_passes_only_when_every_output_agrees():
     assert CaseResult("k", "", [output(True, True), output(False, True)]).ok
     bad = CaseResult("k", "", [output(True, True), output(False, False)])
     assert not bad.ok and "MISMATCH" in str(bad)
+
+
+def test_a_launch_that_raises_fails_its_case_and_says_which_side():
+    case = CaseResult("k", "float32[8]", [output(True, True)],
+                      error="Rust launch failed: ArgumentError: argument 'w' has dtype f32")
+    assert not case.ok
+    assert str(case) == "BAD k [float32[8]] Rust launch failed: ArgumentError: argument 'w' has dtype f32"

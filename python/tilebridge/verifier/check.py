@@ -38,14 +38,15 @@ class CaseResult:
     kernel: str
     description: str
     outputs: list[OutputResult] = field(default_factory=list)
+    error: str = ""  # a launch that raised instead: which side, and why
 
     @property
     def ok(self) -> bool:
-        return bool(self.outputs) and all(o.bitwise or o.close for o in self.outputs)
+        return not self.error and bool(self.outputs) and all(o.bitwise or o.close for o in self.outputs)
 
     def __str__(self) -> str:
-        outs = ", ".join(f"{o.param}: {o.verdict}" + ("" if o.bitwise else f" (max |err| {o.max_abs_err:.3g})")
-                         for o in self.outputs) or "nothing compared"
+        outs = self.error or ", ".join(f"{o.param}: {o.verdict}" + (
+            "" if o.bitwise else f" (max |err| {o.max_abs_err:.3g})") for o in self.outputs) or "nothing compared"
         return f"{'ok ' if self.ok else 'BAD'} {self.kernel} [{self.description}] {outs}"
 
 
@@ -84,10 +85,15 @@ def run_case(ext, kernel: Any, grid: Any, args: tuple) -> CaseResult:
         isinstance(a, (list, tuple)) and a and all(hasattr(x, "clone") for x in a))]
     py_args, rs_args = _copy(args), _copy(args)
     stream = torch.cuda.current_stream()
-    ct.launch(stream, grid, kernel, tuple(py_args))
-    launch(ext, stream, grid, kernel, rs_args)
-    torch.cuda.synchronize()
     result = CaseResult(name, describe(args))
+    for side, run in (("cuTile Python", lambda: ct.launch(stream, grid, kernel, tuple(py_args))),
+                      ("Rust", lambda: launch(ext, stream, grid, kernel, rs_args))):
+        try:
+            run()
+        except Exception as e:  # noqa: BLE001 - the case fails, with why; the others still run
+            result.error = f"{side} launch failed: {type(e).__name__}: {e}"
+            return result
+    torch.cuda.synchronize()
     for i in arrays:
         name = params[i].name
         if isinstance(py_args[i], (list, tuple)):

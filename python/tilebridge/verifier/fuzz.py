@@ -156,12 +156,36 @@ class Campaign:
                 + f" ({self.path})")
 
 
-def write(path: Path, count: int, seed: int) -> dict[str, int]:
-    """Writes `count` kernels from `seed` into one file; their names, with their arrays' rank."""
+def generate(count: int, seed: int) -> dict[str, tuple[str, int]]:
+    """`count` kernels from `seed`: name -> (source, rank of its arrays)."""
     gen = Generator(seed)
-    kernels = {f"fuzz_{seed}_{i}": gen.kernel(f"fuzz_{seed}_{i}") for i in range(count)}
-    path.write_text("import cuda.tile as ct\n\n\n" + "\n\n".join(text for text, _ in kernels.values()))
+    return {f"fuzz_{seed}_{i}": gen.kernel(f"fuzz_{seed}_{i}") for i in range(count)}
+
+
+def write(path: Path, count: int, seed: int, only: set[str] | None = None, cases: bool = False) -> dict[str, int]:
+    """Writes the kernels of `generate(count, seed)` (those in `only`, if given) into one file;
+    their names, with their arrays' rank. With `cases`, the file also has `cases(torch)`, which
+    `tilebridge check` runs through cuTile Python and the Rust twins on a GPU."""
+    kernels = {n: k for n, k in generate(count, seed).items() if only is None or n in only}
+    text = "import cuda.tile as ct\n\n\n" + "\n\n".join(source for source, _ in kernels.values())
+    if cases:
+        text += "\n\n" + CASES.format(kernels=", ".join(f"({n}, {rank})" for n, (_, rank) in kernels.items()))
+    path.write_text(text)
     return {name: rank for name, (_, rank) in kernels.items()}
+
+
+# Inputs for a campaign's kernels on a GPU: values in [0.5, 2) (so that logs, roots and divisions
+# stay finite), f32 and f16 by turns, n = 3, f = 0.7, TILE = 64: 4096 elements, or x 256 x 64,
+# w 64 x 256 and y 256 x 64 (block i loads x's and w's i-th tiles and stores y's).
+CASES = """\
+def cases(torch):
+    for i, (kernel, rank) in enumerate([{kernels}]):
+        dtype = (torch.float32, torch.float16)[i % 2]
+        shapes = [(4096,)] * 3 if rank == 1 else [(256, 64), (64, 256), (256, 64)]
+        gen = torch.Generator(device="cuda").manual_seed(i)
+        x, w, _ = (torch.rand(s, device="cuda", generator=gen).mul(1.5).add(0.5).to(dtype) for s in shapes)
+        yield kernel, (shapes[0][0] // 64,), (x, w, torch.empty(shapes[2], device="cuda", dtype=dtype), 3, 0.7, 64)
+"""
 
 
 def cutile_accepts(kernel, rank: int) -> bool:
