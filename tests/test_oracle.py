@@ -227,3 +227,30 @@ def test_a_constant_float_is_weak_like_a_literal(tmp_path):
     assert oracle.check(kir, src).specializations == 1
     types = {t.name: t.type.dtype for t in kir.typed if not t.name.startswith("@")}
     assert types == {"u": "E0", "s": "f32", "a": "E0", "b": "E0"}
+
+
+def test_math_of_numbers_is_folded_and_of_integers_is_float(tmp_path):
+    """Found by the fuzz campaign: cuTile Python evaluates `ct.exp(2.0)` itself (a constant, weakly
+    typed: times an f16 tile, f16), `ct.floor(2.5)` is the int 2, and a float function of an integer
+    tile or scalar takes it as f32 (`ct.sqrt(n)`); `ct.log(-1.0)` is its error too."""
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def folded(x, y, n: int, TILE: ct.Constant[int]):
+            u = ct.load(x, index=(ct.bid(0),), shape=(TILE,))
+            d = u * ct.exp(2.0)
+            e = ct.floor(2.5)
+            g = ct.sqrt(n) + ct.sqrt(ct.arange(TILE, dtype=ct.int32))
+            ct.store(y, index=(ct.bid(0),), tile=(d + e + g).astype(y.dtype))
+
+
+        @ct.kernel
+        def domain(x, y, TILE: ct.Constant[int]):
+            ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)) * ct.log(-1.0))
+        """)
+    src = frontend.load(module.folded)
+    kir = lower.lower_kernel(src, {"x": ["f16"], "y": ["f16"]})
+    assert oracle.check(kir, src).specializations == 1
+    types = {t.name: (t.type.dtype, t.type.shape) for t in kir.typed if not t.name.startswith("@")}
+    assert types == {"u": ("E0", ("TILE",)), "d": ("E0", ("TILE",)), "g": ("f32", ("TILE",))}  # e: a constant
+    with pytest.raises(tb.TranslationError, match="math domain error"):
+        tb.translate(module.domain, runtime_path=RUNTIME_CRATE)

@@ -539,7 +539,8 @@ class Walker:
             handler = OPS.get(name)
             if handler is None:
                 raise self.error(node, f"ct.{name} is not supported yet")
-            return self.observed(node, handler(self, node, out, hint))
+            constant = tiles.folded(self, node, name, out, hint)
+            return constant if constant is not None else self.observed(node, handler(self, node, out, hint))
         if target is len and len(node.args) == 1 and not node.keywords:
             items = self.expr(node.args[0], out)
             if items.kind == "tuple":

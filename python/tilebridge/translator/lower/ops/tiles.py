@@ -4,6 +4,7 @@ and the Tile methods (`t.astype`, `t.reshape`, `t.item`, ...)."""
 from __future__ import annotations
 
 import ast
+import math
 from typing import TYPE_CHECKING
 
 from ... import ir
@@ -158,11 +159,39 @@ def tile_method(w: Walker, node: ast.Call, recv: Value, name: str, out, hint) ->
     raise w.error(node, f"tile method '.{name}()' is not supported yet")
 
 
-def _float_tile(w: Walker, node: ast.expr, out, hint) -> Value:
+def _float_tile(w: Walker, node: ast.expr, out, hint, integers: bool = True) -> Value:
+    """The operand of a float function: integers become f32, as cuTile Python converts them (not
+    for `ct.floor`/`ct.ceil`, `integers=False`, which it refuses for them)."""
     val = w.tile_arg(node, out, hint)
-    if w.state.union.find(val.dtype) in ("i32", "i64", "bool"):
+    dtype = w.state.union.find(val.dtype)
+    if dtype == "bool" or (not integers and w.sem.int_tile(val.dtype)):
         raise w.error(node, "expected a floating-point tile")
+    if w.sem.int_tile(val.dtype) and (dtype in ("i32", "i64") or not w.state.survey):
+        return w.sem.convert(val, "f32", out, hint)
     return val
+
+
+# The math functions cuTile Python evaluates itself when given a number (`ct.exp(2.0)` is a constant,
+# weakly typed like a literal; `ct.floor(2.5)` the int 2), each as Python computes it.
+FOLDED = {"abs": abs, "exp": math.exp, "exp2": lambda x: 2 ** x, "sin": math.sin, "sinh": math.sinh,
+          "cos": math.cos, "cosh": math.cosh, "tan": math.tan, "tanh": math.tanh, "log": math.log,
+          "log2": math.log2, "sqrt": math.sqrt, "rsqrt": lambda x: x ** -0.5, "floor": math.floor,
+          "ceil": math.ceil}
+
+
+def folded(w: Walker, node: ast.Call, name: str, out, hint) -> Value | None:
+    """`ct.<name>(number)` as the number cuTile Python makes of it; None where the call is not that."""
+    if name not in FOLDED or len(node.args) != 1 or node.keywords:
+        return None
+    mark = w.checkpoint(out)
+    arg = w.expr(node.args[0], out, hint)
+    if arg.kind != "const" or type(arg.py) not in (int, float):
+        w.rollback(mark, out)
+        return None
+    try:
+        return Value("const", py=FOLDED[name](arg.py))
+    except (ValueError, OverflowError, ZeroDivisionError) as e:
+        raise w.error(node, f"ct.{name} of {arg.py!r}: {e}") from None
 
 
 @ct_op("abs")
@@ -512,7 +541,7 @@ def _unary_math(name: str):
     """The handler of a float function of one tile and no modes (`ct.log`, `ct.sin`, ...)."""
     def handler(w: Walker, node: ast.Call, out, hint) -> Value:
         args = w.call_args(node, ["x"], 1)
-        x = _float_tile(w, args["x"], out, hint)
+        x = _float_tile(w, args["x"], out, hint, integers=name not in ("floor", "ceil"))
         return Value("tile", x.type, ir.Call(name, (x.expr,)))
     return handler
 
