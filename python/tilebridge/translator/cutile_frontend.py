@@ -115,9 +115,10 @@ def verdict(kernel: Any, sig: Any) -> dict[Site, set[ValueType]] | Rejection:
 
 def typed_values(kernel: Any, sig: Any) -> dict[Site, set[ValueType]]:
     """The types cuTile Python gives every name assigned in the kernel and in helpers (each by its
-    own file and line), and every mma's accumulator, at `sig`: the IR as its front end types it,
-    before any of its passes. Values of other types (arrays, tuples, constants of other kinds) are
-    left out. Raises cuTile Python's `TileError` where it rejects the kernel."""
+    own file and line), every expression (by its span) and every mma's accumulator, at `sig`: the
+    IR as its front end types it, before any of its passes. Values of other types (arrays, tuples,
+    constants of other kinds) are left out. Raises cuTile Python's `TileError` where it rejects
+    the kernel."""
     from cuda.tile import _compile
     from cuda.tile._ir import ir
     from cuda.tile._ir.type import TileTy
@@ -172,7 +173,7 @@ def typed_values(kernel: Any, sig: Any) -> dict[Site, set[ValueType]]:
                 if name and not name.startswith("$") and name.isidentifier():
                     add((loc.filename, loc.line, loc.col, name), value_type(var))
                 t = value_type(var)
-                if span is not None and t is not None and not op.nested_blocks:  # not a loop's or if's results
+                if span is not None and t is not None and not op.nested_blocks:  # a loop's or if's: no
                     defined[var.name] = (span, t)
             for block in op.nested_blocks:
                 walk(block)

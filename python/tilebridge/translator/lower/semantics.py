@@ -550,11 +550,11 @@ class Semantics:
         return ir.TileType(dtype, shape), operands[0], operands[1]
 
     def with_scalar(self, tile: str, other: Value, node: ast.AST) -> str:
-        """The dtype cuTile Python computes in where a tile of dtype `tile` meets a scalar. A Python
-        constant (or a ct.Constant[float], `Value.weak`) is weakly typed: the tile's dtype. A runtime scalar (a parameter, a block id, a
-        value computed from them) is a 0-d tile of its own dtype: an integer one takes the dtype of
-        a float tile, a float one makes an integer tile float, and two floats or two integers
-        promote (an f16 tile times a float parameter is computed in f32)."""
+        """The dtype cuTile Python computes in where a tile of dtype `tile` meets a scalar. A number
+        (or a ct.Constant[float]: `Value.weak`) is weakly typed: the tile's dtype. A runtime scalar
+        (a parameter, a block id, a value computed from them) is a 0-d tile of its own dtype: an
+        integer one takes the dtype of a float tile, a float one makes an integer tile float, and
+        two floats or two integers promote (an f16 tile times a float parameter is f32)."""
         if other.kind != "scalar" or other.weak:
             return tile
         scalar_int = self.int_tile(other.dtype)

@@ -96,9 +96,9 @@ class KernelState:
         self.temps: set[str] = set()
         self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
         self.pointer_tokens: set[str] = set()  # the token variables of arrays gathered and scattered
-        # The type given to every name the source assigns and to every mma's accumulator, where the
-        # source says it (`observe`); > 0 while a helper of another file is inlined (its lines are
-        # the call's, so nothing there can be told apart).
+        # The type given to every name the source assigns, every expression and every mma's
+        # accumulator, where the source has it (`observe`); `foreign` > 0 while a helper of another
+        # file is inlined (its lines are the call's, so nothing there can be told apart).
         self.typed: list[ir.TypedValue] = []
         self.foreign = 0
 

@@ -250,8 +250,9 @@ class Walker:
             self.state.scalar_defs[let.name] = let.value  # as evaluated where it is used (in this iteration)
         self.frame.scopes[-1][name] = Binding(
             Value(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg,
-                iota_offset=val.iota_offset, weak=val.weak and name not in self.state.loop_assigned, defn=val.expr if val.kind == "scalar" and name not in self.state.loop_assigned
-                else None), let, self.depth)
+                  iota_offset=val.iota_offset, weak=val.weak and name not in self.state.loop_assigned,
+                  defn=val.expr if val.kind == "scalar" and name not in self.state.loop_assigned else None),
+            let, self.depth)
 
     def checkpoint(self, out: list[ir.Stmt]) -> tuple:
         """What `rollback` needs to undo the statements appended to `out` from here on, and all they
