@@ -334,6 +334,25 @@ def test_index_arrays_take_integers_and_unused_parameters_anything():
         ext.window_sum((2,), start, x, y, None, TILE=256, BACK=300)
 
 
+def test_an_unannotated_scalar_is_an_int_or_a_float_as_launched():
+    """One launcher, a variant per type of `s` (cuTile Python specializes on it): an int and a float
+    both pass every check (to the missing GPU), anything else is an ArgumentError naming it."""
+    from conftest import REPO
+
+    ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
+    meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["scale_by_number"]
+    assert meta.params[2] == ParamMetadata("s", "scalar", dtype="i32|f32")
+    assert "s i32: agrees with cuTile Python" in meta.checked and "s f32: agrees" in meta.checked
+    x, y = FakeCudaArray((4096,), "<f2"), FakeCudaArray((4096,), "<f2", ptr=0x7100_0000)
+    for s in (3, 0.7):
+        with pytest.raises(tb.DeviceError):
+            ext.scale_by_number((16,), x, y, s, TILE=256)
+    for s, why in (("3", "must be an int or a float, got str"), (True, "must be an int or a float, not a bool")):
+        with pytest.raises(tb.ArgumentError, match=f"argument 's' {why}"):
+            ext.scale_by_number((16,), x, y, s, TILE=256)
+    assert not hasattr(ext, "scale_by_number_s_f32")  # the variants are the launcher's own
+
+
 def test_lists_of_arrays_are_admitted_item_by_item():
     """Every item of a list is checked like an array argument, and named by its place in the list."""
     from conftest import REPO

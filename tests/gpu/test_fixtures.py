@@ -25,5 +25,5 @@ def test_fixture_cases_match_cutile_python(fixtures_ext, path):
     results = [run_case(fixtures_ext, kernel, grid, args) for kernel, grid, args in load_cases(path)]
     for r in results:
         print(r)
-    # Twelve cases: a case that stops being yielded (or run) must not pass unnoticed.
-    assert len(results) == 12 and all(r.ok for r in results), "\n".join(str(r) for r in results)
+    # Fourteen cases: a case that stops being yielded (or run) must not pass unnoticed.
+    assert len(results) == 14 and all(r.ok for r in results), "\n".join(str(r) for r in results)

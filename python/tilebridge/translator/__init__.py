@@ -6,6 +6,7 @@ The stages: `frontend` (kernel objects or files -> ASTs), `lower` (-> the typed 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -53,13 +54,9 @@ def translate(
     kernels, skipped = [], []
     for src in sources:
         try:
-            kernel = lower.lower_kernel(src, dtypes, lift_gathers)
-            recorded_launches.cover(kernel, launches, emit.MAX_LAUNCHER_VARIANTS)
-            if oracle.enabled():
-                kernel.checked = oracle.check(kernel, src, launches).summary()
-            emit.check_launcher_variants(kernel)  # here only: a partial translation leaves such a kernel out
-            _check_distinct_name(kernel, kernels)
-            kernels.append(kernel)
+            for kernel in _lowered(src, dtypes, lift_gathers, launches):
+                _check_distinct_name(kernel, kernels)
+                kernels.append(kernel)
         except TranslationError as e:
             if not partial:
                 raise
@@ -75,6 +72,48 @@ def translate(
     crate = emit.render_crate(kernels, module or default_module_name(target), runtime_path, source)
     crate.skipped = skipped
     return crate
+
+
+# At most this many unannotated scalar parameters get a variant per type (int and float: 2**n).
+MAX_SCALAR_VARIANTS = 2
+
+
+def _lowered(src: frontend.KernelSource, dtypes: Mapping[str, Sequence[Any]] | None, lift_gathers: bool,
+             launches: Sequence[recorded_launches.Launch]) -> list[ir.KernelIR]:
+    """One kernel's IR, checked against cuTile Python; for unannotated scalar parameters, which
+    cuTile Python types from each launch's value, one variant per type they may have (int: i32,
+    float: f32), those that translate, behind one launcher that picks by the values' types."""
+    scalars = lower.unstated_scalars(src, dtypes)
+    if not scalars or len(scalars) > MAX_SCALAR_VARIANTS:
+        return [_checked(lower.lower_kernel(src, dtypes, lift_gathers), src, launches)]
+    variants, first_error = [], None
+    for types in itertools.product(("i32", "f32"), repeat=len(scalars)):
+        chosen = dict(zip(scalars, types))
+        try:
+            kernel = lower.lower_kernel(src, {**(dtypes or {}), **{p: [t] for p, t in chosen.items()}}, lift_gathers)
+            kernel.scalar_variant = chosen
+            variants.append(_checked(kernel, src, launches))
+        except TranslationError as e:
+            first_error = first_error or e
+    if not variants:
+        raise first_error
+    if len(variants) == 1:  # one type only (an int used as an index, say): the kernel as it is
+        return variants
+    for kernel in variants:
+        kernel.public = kernel.name
+        kernel.name = "_".join([kernel.name, *(f"{p}_{t}" for p, t in kernel.scalar_variant.items())])
+    return variants
+
+
+def _checked(kernel: ir.KernelIR, src: frontend.KernelSource,
+             launches: Sequence[recorded_launches.Launch]) -> ir.KernelIR:
+    """`kernel` with the dtypes its recorded launches used, checked against cuTile Python, its
+    launcher variants counted (here: a partial translation leaves a kernel with too many out)."""
+    recorded_launches.cover(kernel, launches, emit.MAX_LAUNCHER_VARIANTS)
+    if oracle.enabled():
+        kernel.checked = oracle.check(kernel, src, launches).summary()
+    emit.check_launcher_variants(kernel)
+    return kernel
 
 
 def _check_distinct_name(kernel: ir.KernelIR, others: list[ir.KernelIR]) -> None:

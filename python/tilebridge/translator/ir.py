@@ -339,6 +339,11 @@ class KernelIR:
     in_place: list[tuple[str, str]] = field(default_factory=list)
     typed: list[TypedValue] = field(default_factory=list)
     checked: str = ""  # what the check against cuTile Python found (`oracle.Report.summary`)
+    # One variant of a kernel with scalar parameters that cuTile Python types from each launch's
+    # value (unannotated ones): the name of the Python launcher that picks the variant by the
+    # values' types (`public`), and the dtype of each such parameter in this one.
+    public: str | None = None
+    scalar_variant: dict[str, str] = field(default_factory=dict)
 
     def launcher_combos(self) -> list[tuple[str, ...]]:
         """The dtype combinations the launcher is built for, one tuple (a dtype per class) each."""

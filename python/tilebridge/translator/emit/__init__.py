@@ -23,8 +23,8 @@ import jinja2
 from .. import ir
 from ...metadata import ExtensionMetadata
 from .kernel import calls_padded_gather, entry
-from .launcher import (MAX_LAUNCHER_VARIANTS, check_launcher_variants, derived_dtype, kernel_metadata,
-                       launch_imports, launcher)
+from .launcher import (MAX_LAUNCHER_VARIANTS, check_launcher_variants, derived_dtype, dispatched_metadata,
+                       dispatcher, kernel_metadata, launch_imports, launcher)
 from .stub import stub
 
 __all__ = ["render_crate", "CrateFiles", "rustfmt", "MAX_LAUNCHER_VARIANTS", "check_launcher_variants",
@@ -54,7 +54,14 @@ class CrateFiles:
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
     """The crate of `kernels`, each of which has passed `check_launcher_variants` (`translate` checks
     them one by one, so that a partial translation can leave a kernel out)."""
-    meta = ExtensionMetadata(module, source, {k.name: kernel_metadata(k) for k in kernels})
+    # Kernels translated once per type of their unannotated scalars, by the launcher that picks one.
+    variants: dict[str, list[ir.KernelIR]] = {}
+    for k in kernels:
+        if k.public is not None:
+            variants.setdefault(k.public, []).append(k)
+    plain = [k for k in kernels if k.public is None]
+    meta = ExtensionMetadata(module, source, {**{k.name: kernel_metadata(k) for k in plain},
+                                              **{name: dispatched_metadata(vs) for name, vs in variants.items()}})
     launchers = [launcher(k) for k in kernels]
     entries = [entry(k) for k in kernels]
     ctx = {
@@ -68,7 +75,9 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
         "launchers": launchers,
         "launch_imports": ", ".join(launch_imports(kernels)),
         "kernel_names": [k.name for k in kernels],
-        "stubs": [stub(k) for k in kernels],
+        "dispatchers": [dispatcher(vs) for vs in variants.values()],
+        "python_names": [k.name for k in plain] + list(variants),
+        "stubs": [stub(k) for k in plain] + [stub(vs[0]) for vs in variants.values()],
     }
     files = {
         "Cargo.toml": _ENV.get_template("Cargo.toml.j2").render(ctx),

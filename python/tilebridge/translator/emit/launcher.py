@@ -4,6 +4,7 @@ into the kernel module; plus the metadata the Python side maps `ct.launch` argum
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from .. import ir
@@ -57,6 +58,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
     """What the PyO3 launcher template needs, as Rust snippets. `kernel` has passed
     `check_launcher_variants`."""
     k = kernel.name
+    shown = kernel.public or k  # the name a launch knows the kernel by
     py_params = [p.name for p in kernel.params if not by_keyword(p)]
     keywords = [p.name for p in kernel.params if by_keyword(p)]
     sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true",
@@ -75,12 +77,12 @@ def launcher(kernel: ir.KernelIR) -> dict:
     for p in kernel.arrays:
         how = ("outputs" if p.written else "inputs") if p.listed else ("output" if p.written else "input")
         admit.append(f'let {rust_name(p.name)} = launch.{how}({rust_name(p.name)}, "{p.name}", {p.rank})?;')
-    checks = [f'check_tile_dim("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
+    checks = [f'check_tile_dim("{shown}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
               if _checks_tile_dim(c)]
-    checks += [f'check_positive("{k}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
+    checks += [f'check_positive("{shown}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
                if _checks_positive(c)]
     for cond, why in kernel.launch_checks:
-        message = json.dumps(f"kernel `{k}`: {why}")
+        message = json.dumps(f"kernel `{shown}`: {why}")
         checks.append(f"if !({rust_expr(cond)}) {{ return Err(tilebridge_runtime::error::argument({message})); }}")
     classes = []
     listed = {p.name for p in kernel.arrays if p.listed}  # a list stands in for its class by its first item
@@ -153,7 +155,13 @@ def launcher(kernel: ir.KernelIR) -> dict:
                  for i in range(len(ir.list_divisors(p)))]
     return {
         "name": k,
-        "doc": f"Launches `{k}` ({kernel.file}:{kernel.line}) on the caller's stream.",
+        "shown": shown,
+        # A variant for one type of its unannotated scalars is called by its kernel's launcher
+        # (`dispatcher`), not from Python.
+        "python": kernel.public is None,
+        "doc": (f"Launches `{k}` ({kernel.file}:{kernel.line}) on the caller's stream." if kernel.public is None else
+                f"`{shown}` ({kernel.file}:{kernel.line}) with " + ", ".join(
+                    f"`{p}` {t}" for p, t in kernel.scalar_variant.items()) + f": called by `{shown}`'s launcher."),
         "signature": sig,
         "args": args,
         "admit": admit,
@@ -169,6 +177,52 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "call": f"kernels::{k}({', '.join(call_args)})",
         "generics": ", ".join(generics),
     }
+
+
+def dispatcher(variants: list[ir.KernelIR]) -> dict:
+    """The Python launcher of a kernel translated once per type of its unannotated scalars: it
+    takes them as any Python number and calls the variant for their types, as cuTile Python
+    specializes on them (int: i32, float: f32)."""
+    first = variants[0]
+    name, scalars = first.public, list(first.scalar_variant)
+    base = launcher(first)
+    args = [a if a.split(":")[0] not in [rust_name(s) for s in scalars] else f"{a.split(':')[0]}: &Bound<'py, PyAny>"
+            for a in base["args"]]
+    passed = [a.split(":")[0] for a in args]
+    arms = []
+    for v in variants:
+        types = [v.scalar_variant[s] for s in scalars]
+        call = [f"{n}.extract::<{v.scalar_variant[s]}>()?" if (s := _param_of(n, scalars)) else n for n in passed]
+        pattern = ", ".join(f'"{t}"' for t in types)
+        arms.append((f"({pattern})" if len(types) > 1 else pattern, f"{v.name}(py, {', '.join(call)})"))
+    kinds = ", ".join(f'scalar_dtype("{s}", {rust_name(s)})?' for s in scalars)
+    built = " or ".join(", ".join(f"{s} {'int' if v.scalar_variant[s] == 'i32' else 'float'}" for s in scalars)
+                        for v in variants)
+    return {
+        "name": name,
+        "doc": f"Launches `{name}` ({first.file}:{first.line}) on the caller's stream; "
+               f"{', '.join(f'`{s}`' for s in scalars)} an int or a float, as each launch passes it.",
+        "signature": base["signature"],
+        "args": args,
+        "scrutinee": f"({kinds})" if len(scalars) > 1 else kinds,
+        "arms": arms,
+        "unbuilt": json.dumps(f"kernel `{name}` was translated for {built} only"),
+    }
+
+
+def _param_of(rust_arg: str, scalars: list[str]) -> str | None:
+    return next((s for s in scalars if rust_name(s) == rust_arg), None)
+
+
+def dispatched_metadata(variants: list[ir.KernelIR]) -> KernelMetadata:
+    """The metadata of a launcher that picks a variant by the types of the unannotated scalars:
+    the first variant's, each such scalar with the dtypes of every variant (`i32|f32`)."""
+    meta = kernel_metadata(variants[0])
+    dtypes = {s: "|".join(dict.fromkeys(v.scalar_variant[s] for v in variants)) for s in variants[0].scalar_variant}
+    checked = "; ".join(", ".join(f"{s} {t}" for s, t in v.scalar_variant.items()) + f": {v.checked}"
+                        for v in variants if v.checked)
+    return dataclasses.replace(meta, checked=checked, params=tuple(
+        dataclasses.replace(p, dtype=dtypes[p.name]) if p.name in dtypes else p for p in meta.params))
 
 
 def _unbuilt_message(kernel: ir.KernelIR) -> str:

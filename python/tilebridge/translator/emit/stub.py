@@ -7,13 +7,14 @@ from ...dtypes import DTYPES
 from .launcher import by_keyword
 
 
-def pyi_signature(kernel: ir.KernelIR) -> str:
+def pyi_signature(kernel: ir.KernelIR, numbers: tuple[str, ...] = ()) -> str:
+    """`kernel`'s launcher signature; `numbers`: scalars it takes as int or float."""
     parts = ["grid: Grid"]
     for p in kernel.params:
         if not by_keyword(p):
             kind = ("list[CudaArray]" if isinstance(p, ir.ArrayParam) and p.listed else
                     "CudaArray" if isinstance(p, ir.ArrayParam) else "object" if isinstance(p, ir.UnusedParam)
-                    else DTYPES[p.dtype].python_scalar)
+                    else "int | float" if p.name in numbers else DTYPES[p.dtype].python_scalar)
             parts.append(f"{p.name}: {kind}")
     parts.append("*")
     for p in kernel.params:
@@ -26,6 +27,8 @@ def pyi_signature(kernel: ir.KernelIR) -> str:
 
 
 def stub(kernel: ir.KernelIR) -> dict:
-    """What the stub template needs of one kernel."""
-    return {"name": kernel.name, "signature": pyi_signature(kernel),
-            "doc": f"Launches `{kernel.name}` ({kernel.file}:{kernel.line}); see the module docstring."}
+    """What the stub template needs of one kernel's launcher (of its first variant, for a kernel
+    translated per type of its unannotated scalars: the launcher takes them as int or float)."""
+    name = kernel.public or kernel.name
+    return {"name": name, "signature": pyi_signature(kernel, tuple(kernel.scalar_variant) if kernel.public else ()),
+            "doc": f"Launches `{name}` ({kernel.file}:{kernel.line}); see the module docstring."}

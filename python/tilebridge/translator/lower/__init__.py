@@ -22,7 +22,9 @@ from ..frontend import KernelSource
 from . import kernel
 from .bindings import ArrayUse
 
-__all__ = ["lower_kernel", "survey", "Survey"]
+__all__ = ["lower_kernel", "survey", "Survey", "unstated_scalars"]
+
+unstated_scalars = kernel.unstated_scalars
 
 
 @dataclass(frozen=True)

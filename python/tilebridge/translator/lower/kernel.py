@@ -183,6 +183,14 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
         w.frame.scopes[0][name] = Binding(val, None, 0)
 
 
+def unstated_scalars(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None) -> list[str]:
+    """The scalar parameters cuTile Python types from each launch's value: unannotated, used as
+    scalars, and no dtype stated for them."""
+    scalars = used_as_scalars(src.func)
+    return [a.arg for a in src.func.args.args
+            if a.annotation is None and a.arg in scalars and a.arg not in (dtypes or {})]
+
+
 def unannotated_scalar(w: Walker, arg: ast.arg) -> str:
     """The dtype of a scalar parameter without annotation: the one dtype stated for it
     (`dtypes={"eps": ["f32"]}`, `--dtype eps=f32`), else i32. cuTile Python types it from each
