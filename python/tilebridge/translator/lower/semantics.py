@@ -494,7 +494,7 @@ class Semantics:
             return q
         if isinstance(node.op, ast.Div) and self.int_tile(type_.dtype):
             raise self.error(node, "true division of integer tiles is not supported yet")
-        if op in ("+", "-") and self.state.union.find(type_.dtype) in ("f32", "f16", "bf16", "f64"):
+        if op in ("+", "-") and self.float_only(type_.dtype):
             fused = self.fused_mul_add(op, a, b, type_, out, hint)
             if fused is not None:
                 return fused
@@ -510,6 +510,16 @@ class Semantics:
                                       else other if base.kind == "const" and base.py == 0
                                       else self.scalar_binop(node, "+", base, other))
         return result
+
+    def float_only(self, dtype: str) -> bool:
+        """Whether tiles of `dtype` are floats at every launch: a float dtype, or the dtype of arrays
+        the launcher takes as floats only."""
+        root = self.state.union.find(dtype)
+        if not root.startswith("$"):
+            return root in FLOAT_RANK and root != "tf32"
+        members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
+        return bool(members) and not self.index_class(root) and all(
+            d in FLOAT_RANK for d in self.state.allowed_dtypes(members))
 
     def fused_mul_add(self, op: str, a: ir.Expr, b: ir.Expr, type_: ir.TileType, out: list[ir.Stmt],
                        hint: str) -> Value | None:
