@@ -38,7 +38,7 @@ from .. import toolchain
 from ..builder import wheel as builder
 from ..translator import cutile_frontend, frontend, ir, recorded_launches as launches, static_import
 from ..translator.specializations import Specialization, class_dtype, of_kernel as specializations
-from ..translator.lower import lower_kernel as analyze
+from ..translator.lower import lower_kernel as analyze, unstated_scalars
 from ..errors import TranslationError
 
 # TileGym's 24 public operators (modules of ops/cutile/, as the tilegym issue lists them): their 45
@@ -275,7 +275,10 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
                 getattr(k, "_tracked_message", None)), scope=scope_of(path, root))
             report.rows.append(row)
             try:
-                kir = analyze(frontend.load(k))
+                src = frontend.load(k)
+                # An unannotated scalar at one type, i32, as coverage builds one dtype per array: the
+                # launcher, and the entry named as the kernel (the build would make one per type).
+                kir = analyze(src, {p: ["i32"] for p in unstated_scalars(src, None)})
             except TranslationError as e:
                 row.error = str(e)
                 continue
@@ -290,6 +293,8 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
             continue
         module = "tbcov_" + re.sub(r"\W", "_", path.stem) + "_rs"
         dtypes = one_dtype_per_array([kir for _, _, kir in translated])
+        dtypes.update({p: ["i32"] for _, k, _ in translated for p in unstated_scalars(frontend.load(k), None)
+                       if p not in dtypes})
         try:
             ext = builder.build([k for _, k, _ in translated], module=module, dtypes=dtypes, quiet=quiet)
             ext_module = importlib.import_module(ext.module)
