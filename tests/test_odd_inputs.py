@@ -134,3 +134,19 @@ def test_cli_translate_partial_lists_what_it_left_out(tmp_path, capsys):
     assert main(["translate", str(path), "-o", str(tmp_path / "crate2")]) != 0
     assert "TranslationError: mixed.py:6:5: unknown function: `ct.no_such_op`" in capsys.readouterr().err
     assert not (tmp_path / "crate2").exists()  # a failed translation writes nothing
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("(-1.5) ** 0.5", "not a real number"),
+    ("1.0 / 0", "cannot be computed \\(ZeroDivisionError"),
+    ("1 << -1", "cannot be computed \\(ValueError"),
+])
+def test_constant_arithmetic_python_cannot_do_is_a_located_error(tmp_path, expr, message):
+    """Found by the fuzz campaign: folding numbers crashed on a complex result."""
+    path = tmp_path / "k.py"
+    path.write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef k(x, y, TILE: ct.Constant[int]):\n"
+                    f"    c = {expr}\n"
+                    "    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)) * c)\n")
+    with pytest.raises(tb.TranslationError, match=message) as e:
+        tb.translate(path, runtime_path=RUNTIME_CRATE)
+    assert e.value.location == "k.py:6:9"

@@ -338,7 +338,13 @@ class Semantics:
 
     def binop(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
         if lhs.kind == "const" and rhs.kind == "const":
-            return Value("const", py=fold(node.op, lhs.py, rhs.py))
+            try:
+                value = fold(node.op, lhs.py, rhs.py)
+            except (ArithmeticError, TypeError, ValueError) as e:  # 1 / 0, a shift by -1 ...
+                raise self.error(node, f"this cannot be computed ({type(e).__name__}: {e})") from None
+            if isinstance(value, complex):  # (-1.5) ** 0.5
+                raise self.error(node, "this is not a real number (Python computes a complex one)")
+            return Value("const", py=value)
         lhs, rhs = self.promote_float_literal(lhs, rhs, out, hint)
         if isinstance(node.op, ast.Mod):
             return self.scalar_mod(node, lhs, rhs, out, hint)
