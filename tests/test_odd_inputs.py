@@ -140,6 +140,8 @@ def test_cli_translate_partial_lists_what_it_left_out(tmp_path, capsys):
     ("(-1.5) ** 0.5", "not a real number"),
     ("1.0 / 0", "cannot be computed \\(ZeroDivisionError"),
     ("1 << -1", "cannot be computed \\(ValueError"),
+    ("ct.rsqrt(-1)", "ct.rsqrt of -1 is not a real number"),
+    ("ct.log(0.0)", "ct.log of 0.0: math domain error"),
 ])
 def test_constant_arithmetic_python_cannot_do_is_a_located_error(tmp_path, expr, message):
     """Found by the fuzz campaign: folding numbers crashed on a complex result."""

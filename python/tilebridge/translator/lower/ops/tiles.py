@@ -189,9 +189,12 @@ def folded(w: Walker, node: ast.Call, name: str, out, hint) -> Value | None:
         w.rollback(mark, out)
         return None
     try:
-        return Value("const", py=FOLDED[name](arg.py))
+        value = FOLDED[name](arg.py)
     except (ValueError, OverflowError, ZeroDivisionError) as e:
         raise w.error(node, f"ct.{name} of {arg.py!r}: {e}") from None
+    if isinstance(value, complex):  # ct.rsqrt(-1)
+        raise w.error(node, f"ct.{name} of {arg.py!r} is not a real number")
+    return Value("const", py=value)
 
 
 @ct_op("abs")
