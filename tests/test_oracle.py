@@ -281,3 +281,19 @@ def test_an_unannotated_scalar_gets_a_variant_per_type_it_translates_for(tmp_pat
     lib = crate.files["src/lib.rs"]
     assert 'match scalar_dtype("s", s)? {' in lib and "fn scaled_s_f32<'py>(" in lib
     assert "s: int | float" in crate.files["k_rs.pyi"]
+
+
+def test_a_variant_kernels_launcher_name_clashes_like_a_kernel_name(tmp_path):
+    one = kernel_file(tmp_path, """\
+        @ct.kernel
+        def scaled(x, y, s, TILE: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))
+            ct.store(y, index=(ct.bid(0),), tile=(t * s).astype(y.dtype))
+        """, name="one.py")
+    other = kernel_file(tmp_path, """\
+        @ct.kernel
+        def scaled(x, y, TILE: ct.Constant[int]):
+            ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)))
+        """, name="other.py")
+    with pytest.raises(tb.TranslationError, match="clashes with 'scaled_s_i32'"):
+        tb.translate([one, other], runtime_path=RUNTIME_CRATE)
