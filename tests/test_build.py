@@ -130,6 +130,34 @@ def test_compiles_to_tile_ir_and_sm90_cubin(examples_ext, kernel, tmp_path, monk
     assert cubin.read_bytes()[:4] == b"\x7fELF"
 
 
+def test_cubins_at_build_compile_every_checked_specialization_or_name_what_fails(examples_ext, tmp_path,
+                                                                                monkeypatch):
+    """`--cubins`: every specialization the check against cuTile Python accepted goes through
+    tileiras before the wheel counts; a kernel tileiras rejects is a BuildError that names it and
+    the specialization (here a tileiras that rejects everything, the rest of the toolkit real)."""
+    from conftest import EXAMPLES
+
+    target = [str(p) for p in EXAMPLES]
+    result = tbuild.build(target, module="tilebridge_examples", install=False, quiet=True, cubins=True)
+    assert not result.rebuilt  # the fixture's wheel: compiled, not rebuilt
+    real = toolchain.cuda_root()
+    fake = tmp_path / "cu13"
+    (fake / "bin").mkdir(parents=True)
+    for entry in real.iterdir():
+        if entry.name != "bin":
+            (fake / entry.name).symlink_to(entry)
+    for tool in (real / "bin").iterdir():
+        if tool.name != "tileiras":
+            (fake / "bin" / tool.name).symlink_to(tool)
+    (fake / "bin" / "tileiras").write_text("#!/bin/sh\necho 'error: this tileiras refuses everything' >&2\nexit 1\n")
+    (fake / "bin" / "tileiras").chmod(0o755)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(fake))
+    with pytest.raises(tb.BuildError, match=r"(?s)42 of 42 specializations of tilebridge_examples do not compile.*"
+                                            r"kernel `group_rotate` at f32, f32, 64, 64: \w+Error: .*this tileiras "
+                                            r"refuses everything.*and 37 more"):
+        tbuild.build(target, module="tilebridge_examples", install=False, quiet=True, cubins=True)
+
+
 def test_a_slow_tileiras_is_deferred_not_failed(examples_ext, monkeypatch):
     """Coverage with a cubin limit: a specialization whose tileiras runs longer still counts its
     Tile IR, and its cubin is deferred (counted apart), never a failure; without a limit it compiles."""

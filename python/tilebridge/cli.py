@@ -61,7 +61,7 @@ def cmd_build(args) -> int:
     target = args.files if len(args.files) > 1 else args.files[0]
     result = build(target, out_dir=args.out, module=_module(args), dtypes=_dtypes(args.dtype),
                    install=not args.no_install, partial=args.partial, lift_gathers=args.lift_gathers,
-                   launches=_launches(args))
+                   launches=_launches(args), cubins=args.cubins)
     _report(result.crate_dir, result.skipped)
     print(f"{result.module}: {'built' if result.rebuilt else 'up to date'}: {result.wheel}")
     return 0
@@ -176,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     p = kernel_command("build", "translate and build the extension wheel, then install it")
     p.add_argument("-o", "--out", help="build folder (default: ~/.cache/tilebridge/builds/<module>-<hash>)")
     p.add_argument("--no-install", action="store_true", help="build the wheel only")
+    p.add_argument("--cubins", action="store_true",
+                   help="compile every specialization checked against cuTile Python to an sm_90 cubin (tileiras, "
+                        "on the CPU) before the wheel counts as built: no Tile IR error left to a first launch")
     translation_options(p)
     p.set_defaults(run=cmd_build)
     p = kernel_command("check", "build, then compare with cuTile Python on each file's cases(torch)")

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,3 +121,33 @@ def _gpu_name() -> str | None:
         return None
     proc = subprocess.run([exe, "--query-gpu=name,compute_cap", "--format=csv,noheader"], capture_output=True, text=True)
     return proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+# tileiras can take minutes on a large specialization (one of mla decoding's: 6.5 min on 2 cores);
+# cuTile Python's own autotuner gives it 5 to 15 s. The limit only stops a hung compile.
+TILEIRAS_TIMEOUT = float(os.environ.get("TILEBRIDGE_TILEIRAS_TIMEOUT", "600"))
+
+
+class SlowCompile(RuntimeError):
+    """tileiras ran over the time it was given."""
+
+
+def tileiras(bytecode: bytes, limit: float | None = None) -> bytes:
+    """Compiles Tile IR bytecode to an sm_90 cubin with `tileiras`, on the CPU; the cubin. Raises
+    RuntimeError with tileiras' reason where it cannot, `SlowCompile` where it runs over `limit`
+    seconds (default TILEIRAS_TIMEOUT)."""
+    limit = TILEIRAS_TIMEOUT if limit is None else limit
+    root = cuda_root()
+    if root is None:
+        raise RuntimeError("no CUDA toolkit with tileiras: install NVIDIA's wheels (scripts/install.sh)")
+    with tempfile.TemporaryDirectory() as d:
+        bc, out = Path(d) / "k.bc", Path(d) / "k.cubin"
+        bc.write_bytes(bytecode)
+        try:
+            proc = subprocess.run([str(root / "bin" / "tileiras"), "--gpu-name", "sm_90", "--opt-level", "3", "-o",
+                                   str(out), str(bc)], capture_output=True, text=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise SlowCompile(f"tileiras ran over {limit:.0f} s") from None
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(proc.stderr.strip()[-500:] or f"tileiras exited with {proc.returncode}")
+        return out.read_bytes()

@@ -18,11 +18,12 @@ __all__ = ["build"]
 
 
 def build(target: Any, *, out_dir=None, module: str | None = None,
-          dtypes: Mapping[str, Sequence[Any]] | None = None, quiet: bool = False):
+          dtypes: Mapping[str, Sequence[Any]] | None = None, quiet: bool = False, cubins: bool = False):
     """Translates, builds (unless an identical build exists), installs and imports `target`'s kernels.
 
     Where the installed extension already matches the translation (same build key),
-    nothing is built, so a machine without Rust can use a wheel built elsewhere.
+    nothing is built, so a machine without Rust can use a wheel built elsewhere. With `cubins`,
+    a build compiles every specialization checked against cuTile Python to an sm_90 cubin first.
     """
     name, key = wheel.expected_key(target, module=module, dtypes=dtypes)
     installed = wheel.installed_key(name)
@@ -31,7 +32,7 @@ def build(target: Any, *, out_dir=None, module: str | None = None,
                       f"{name} as it is", stacklevel=2)
     elif installed != key:
         loaded = sys.modules.get(name)
-        wheel.build(target, out_dir=out_dir, module=module, dtypes=dtypes, quiet=quiet)
+        wheel.build(target, out_dir=out_dir, module=module, dtypes=dtypes, quiet=quiet, cubins=cubins)
         if loaded is not None:
             raise BuildError(f"{name} was rebuilt, but this process already imported the previous build, and an "
                              "extension module cannot be reloaded: restart Python to use the new one")

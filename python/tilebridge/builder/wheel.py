@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import toolchain
 from ..translator import CrateFiles, translate
+from .cubins import compile_all
 from ..errors import BuildError
 from ..metadata import ExtensionMetadata, build_key_of
 
@@ -127,10 +128,13 @@ def build(
     partial: bool = False,
     lift_gathers: bool = False,
     launches: Sequence[Any] = (),
+    cubins: bool = False,
 ) -> BuildResult:
     """Translates `target`, builds the wheel (unless an identical build exists) and installs it.
     With `partial`, kernels that cannot be translated are left out (`BuildResult.skipped`); with
-    `launches` (recorded: `translator.recorded_launches.read`), launchers are built for the dtypes they used."""
+    `launches` (recorded: `translator.recorded_launches.read`), launchers are built for the dtypes they used;
+    with `cubins`, every specialization checked against cuTile Python is compiled to an sm_90 cubin
+    before the wheel counts as built (`cubins.compile_all`)."""
     crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, partial=partial,
                       lift_gathers=lift_gathers, launches=launches)
     key = build_key(crate)
@@ -144,7 +148,12 @@ def build(
             print(f"tilebridge: building {crate.module} in {crate_dir}", file=sys.stderr)
         write_crate(crate, crate_dir, key)
         wheel = build_crate(crate_dir, quiet=quiet)
+        if cubins:
+            compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
         stamp.write_text(str(wheel) + "\n")
+    elif cubins:
+        assert wheel is not None
+        compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
     assert wheel is not None
     if install and installed_key(crate.module) != key:
         install_wheel(wheel, quiet=quiet)

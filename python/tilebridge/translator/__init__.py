@@ -10,7 +10,7 @@ import itertools
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import emit, frontend, ir, lower, oracle, recorded_launches
+from . import emit, frontend, ir, lower, oracle, recorded_launches, specializations
 from .emit import CrateFiles
 from ..errors import TranslationError
 
@@ -71,6 +71,7 @@ def translate(
     source = sources[0].display_file if len({s.filename for s in sources}) == 1 else "several files"
     crate = emit.render_crate(kernels, module or default_module_name(target), runtime_path, source)
     crate.skipped = skipped
+    crate.specializations = {k.name: k.compiled_at for k in kernels}
     return crate
 
 
@@ -113,7 +114,10 @@ def _checked(kernel: ir.KernelIR, src: frontend.KernelSource,
     launcher variants counted (here: a partial translation leaves a kernel with too many out)."""
     recorded_launches.cover(kernel, launches, emit.MAX_LAUNCHER_VARIANTS)
     if oracle.enabled():
-        kernel.checked = oracle.check(kernel, src, launches).summary()
+        report = oracle.check(kernel, src, launches)
+        kernel.checked, kernel.compiled_at = report.summary(), report.accepted
+    else:
+        kernel.compiled_at = [s for s in specializations.of_kernel(kernel, list(launches)) if not isinstance(s, str)]
     emit.check_launcher_variants(kernel)
     return kernel
 

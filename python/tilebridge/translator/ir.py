@@ -344,6 +344,9 @@ class KernelIR:
     # values' types (`public`), and the dtype of each such parameter in this one.
     public: str | None = None
     scalar_variant: dict[str, str] = field(default_factory=dict)
+    # The specializations a build compiles to cubins ahead of any launch, if asked
+    # (`specializations.Specialization`: the ones the check against cuTile Python accepted).
+    compiled_at: list = field(default_factory=list)
 
     def launcher_combos(self) -> list[tuple[str, ...]]:
         """The dtype combinations the launcher is built for, one tuple (a dtype per class) each."""

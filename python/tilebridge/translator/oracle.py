@@ -56,6 +56,9 @@ class Report:
     left_out: int = 0  # dtype combinations it rejects at every specialization: the launcher refuses them
     beyond: int = 0  # dtype combinations not checked (over MAX_COMBOS)
     unchecked: str | None = None  # why some (or all) could not be checked
+    # the specializations cuTile Python accepted and the types were compared at: what a build
+    # compiles to cubins ahead of any launch (`builder.cubins`)
+    accepted: list[specializations.Specialization] = field(default_factory=list)
 
     def summary(self) -> str:
         """One line for the build's output and `tilebridge.json`."""
@@ -118,6 +121,7 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
         else:
             spec, theirs = outcome
             accepted.add(_combo(kir, spec))
+            report.accepted.append(spec)
             report.specializations += 1
             report.values += _compare(kir, src, spec, theirs, report)
     refused = [c for c in rejected if c not in accepted]

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import toolchain
+from ..toolchain import SlowCompile, tileiras as cubin
 from ..builder import wheel as builder
 from ..translator import cutile_frontend, frontend, ir, recorded_launches as launches, static_import
 from ..translator.specializations import Specialization, class_dtype, of_kernel as specializations
@@ -195,33 +196,6 @@ def disasm(bytecode: bytes) -> str:
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip())
     return proc.stdout
-
-
-# tileiras can take minutes on a large specialization (one of mla decoding's: 6.5 min on 2 cores);
-# cuTile Python's own autotuner gives it 5 to 15 s. The limit only stops a hung compile.
-TILEIRAS_TIMEOUT = float(os.environ.get("TILEBRIDGE_TILEIRAS_TIMEOUT", "600"))
-
-
-class SlowCompile(RuntimeError):
-    """tileiras ran over the time it was given."""
-
-
-def cubin(bytecode: bytes, limit: float | None = None) -> None:
-    """Compiles Tile IR bytecode to an sm_90 cubin with tileiras (and throws it away); raises
-    RuntimeError with tileiras' reason where it cannot, `SlowCompile` where it runs over `limit`
-    seconds (default TILEIRAS_TIMEOUT)."""
-    limit = TILEIRAS_TIMEOUT if limit is None else limit
-    root = toolchain.cuda_root()
-    with tempfile.TemporaryDirectory() as d:
-        bc, out = Path(d) / "k.bc", Path(d) / "k.cubin"
-        bc.write_bytes(bytecode)
-        try:
-            proc = subprocess.run([str(root / "bin" / "tileiras"), "--gpu-name", "sm_90", "--opt-level", "3", "-o",
-                                   str(out), str(bc)], capture_output=True, text=True, timeout=limit)
-        except subprocess.TimeoutExpired:
-            raise SlowCompile(f"tileiras ran over {limit:.0f} s") from None
-        if proc.returncode != 0 or not out.exists():
-            raise RuntimeError(proc.stderr.strip()[-500:])
 
 
 def python_tile_ir(kernel: Any, spec: Specialization) -> str:

@@ -49,6 +49,8 @@ class CrateFiles:
     module: str
     files: dict[str, str]  # relative path -> contents
     skipped: list[str] = field(default_factory=list)  # `partial` translation: why each kernel was left out
+    # per kernel entry, the specializations a build may compile to cubins ahead of any launch
+    specializations: dict[str, list] = field(default_factory=dict)
 
 
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:

@@ -1,0 +1,71 @@
+"""Ahead of any launch: every specialization a build makes (those checked against cuTile Python)
+compiled through cutile's frontend to Tile IR and by `tileiras` to an sm_90 cubin, on the CPU, so
+that a kernel `tileiras` rejects is a build error naming it, not a failure of a user's first launch.
+
+The freshly built wheel is unpacked and its extension imported in a child process (a process can
+import an extension module once; the one in this process may be an older build).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from .. import toolchain
+from ..errors import BuildError
+
+SHOWN = 5  # failures a BuildError lists in full
+
+# The child: compile-only through the extension, then tileiras; one JSON line per failure.
+_CHILD = """
+import importlib, json, sys
+from concurrent.futures import ThreadPoolExecutor
+from tilebridge import toolchain
+ext = importlib.import_module(sys.argv[1])
+jobs = json.loads(sys.stdin.read())
+def one(job):
+    try:
+        _, bytecode = ext._compile_only(job["kernel"], job["generics"], [tuple(s) for s in job["strides"]], "sm_90")
+        toolchain.tileiras(bytecode)
+        return None
+    except Exception as e:
+        return {**job, "error": f"{type(e).__name__}: {e}"}
+with ThreadPoolExecutor(max_workers=int(sys.argv[2])) as pool:
+    for failure in pool.map(one, jobs):
+        if failure:
+            print(json.dumps(failure), flush=True)
+"""
+
+
+def compile_all(wheel: Path, module: str, specializations: dict[str, list], quiet: bool = False) -> int:
+    """Compiles every specialization of every kernel to an sm_90 cubin (and throws them away);
+    the number compiled. Raises BuildError naming each kernel and specialization that fails."""
+    jobs = [{"kernel": kernel, "generics": spec.generics, "strides": spec.strides}
+            for kernel, specs in specializations.items() for spec in specs]
+    if not jobs:
+        return 0
+    root = toolchain.cuda_root()
+    env = {**os.environ, **({"CUDA_TOOLKIT_PATH": str(root)} if root else {})}
+    with tempfile.TemporaryDirectory() as d:
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(d)
+        env["PYTHONPATH"] = os.pathsep.join([d, *sys.path])
+        if not quiet:
+            print(f"tilebridge: {len(jobs)} specializations to sm_90 cubins (tileiras)", file=sys.stderr)
+        proc = subprocess.run([sys.executable, "-c", _CHILD, module, str(os.cpu_count() or 1)], input=json.dumps(jobs),
+                              capture_output=True, text=True, env=env)
+    failures = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 and not failures:
+        raise BuildError(f"compiling {module}'s kernels to cubins failed:\n{proc.stderr.strip()[-2000:]}")
+    if failures:
+        lines = [f"kernel `{f['kernel']}` at {', '.join(f['generics'])}: {f['error'][:600]}" for f in failures[:SHOWN]]
+        more = f"\n  ... and {len(failures) - SHOWN} more" if len(failures) > SHOWN else ""
+        raise BuildError(f"{len(failures)} of {len(jobs)} specializations of {module} do not compile to an sm_90 "
+                         "cubin (the wheel is left uninstalled):\n  " + "\n  ".join(lines) + more)
+    return len(jobs)
+
