@@ -173,19 +173,19 @@ def test_every_kernel_agrees_with_cutile_python():
 
 
 def test_an_unannotated_scalar_takes_the_dtype_stated_for_it(tmp_path):
-    """cuTile Python types `eps` from each launch's value; a launcher takes one type: i32 unless
-    stated (a layer norm's `eps=1e-5` needs `dtypes={"eps": ["f32"]}`), and checked as such."""
+    """cuTile Python types `eps` from each launch's value: unstated, the launcher takes an int or a
+    float (a variant each); a dtype stated for it pins it, and is checked as such."""
     module = kernel_file(tmp_path, """\
         @ct.kernel
         def scale_by(x, y, eps, TILE: ct.Constant[int]):
             t = ct.load(x, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)
             ct.store(y, index=(ct.bid(0),), tile=(t * eps).astype(y.dtype))
         """)
-    for stated, dtype in ((None, "i32"), (["f32"], "f32"), (["float32"], "f32")):
+    for stated, dtype in ((None, "i32|f32"), (["f32"], "f32"), (["float32"], "f32"), (["i32"], "i32")):
         crate = tb.translate(module.scale_by, runtime_path=RUNTIME_CRATE, dtypes=stated and {"eps": stated})
         meta = json.loads(crate.files["tilebridge.json"])["kernels"]["scale_by"]
         assert [p["dtype"] for p in meta["params"] if p["name"] == "eps"] == [dtype]
-        assert meta["checked"].startswith("agrees with cuTile Python")
+        assert meta["checked"].count("agrees with cuTile Python") == len(dtype.split("|"))
     with pytest.raises(tb.TranslationError, match="'eps' is stated as f16: a scalar takes one dtype"):
         tb.translate(module.scale_by, runtime_path=RUNTIME_CRATE, dtypes={"eps": ["f16"]})
 
