@@ -25,14 +25,15 @@ def build(target: Any, *, out_dir=None, module: str | None = None,
     nothing is built, so a machine without Rust can use a wheel built elsewhere. With `cubins`,
     a build compiles every specialization checked against cuTile Python to an sm_90 cubin first.
     """
-    name, key = wheel.expected_key(target, module=module, dtypes=dtypes)
+    crate, key = wheel.expected_key(target, module=module, dtypes=dtypes)
+    name = crate.module
     installed = wheel.installed_key(name)
     if key is None and installed is not None:
         warnings.warn(f"tilebridge has no Rust sources here (installed from a wheel): using the installed "
                       f"{name} as it is", stacklevel=2)
     elif installed != key:
         loaded = sys.modules.get(name)
-        wheel.build(target, out_dir=out_dir, module=module, dtypes=dtypes, quiet=quiet, cubins=cubins)
+        wheel.build(target, out_dir=out_dir, module=module, dtypes=dtypes, quiet=quiet, cubins=cubins, crate=crate)
         if loaded is not None:
             raise BuildError(f"{name} was rebuilt, but this process already imported the previous build, and an "
                              "extension module cannot be reloaded: restart Python to use the new one")

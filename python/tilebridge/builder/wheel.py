@@ -129,14 +129,17 @@ def build(
     lift_gathers: bool = False,
     launches: Sequence[Any] = (),
     cubins: bool = False,
+    crate: CrateFiles | None = None,
 ) -> BuildResult:
     """Translates `target`, builds the wheel (unless an identical build exists) and installs it.
     With `partial`, kernels that cannot be translated are left out (`BuildResult.skipped`); with
     `launches` (recorded: `translator.recorded_launches.read`), launchers are built for the dtypes they used;
     with `cubins`, every specialization checked against cuTile Python is compiled to an sm_90 cubin
-    before the wheel counts as built (`cubins.compile_all`)."""
-    crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, partial=partial,
-                      lift_gathers=lift_gathers, launches=launches)
+    before the wheel counts as built (`cubins.compile_all`). `crate`: `target` already translated
+    with these options (`expected_key`'s)."""
+    if crate is None:
+        crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, partial=partial,
+                          lift_gathers=lift_gathers, launches=launches)
     key = build_key(crate)
     crate_dir = Path(out_dir) if out_dir is not None else default_build_root() / f"{crate.module}-{key}"
     stamp = crate_dir / STAMP
@@ -182,11 +185,12 @@ def installed_key(module: str) -> str | None:
 
 
 def expected_key(target: Any, *, module: str | None = None,
-                 dtypes: Mapping[str, Sequence[Any]] | None = None) -> tuple[str, str | None]:
-    """(module name, build key) that building `target` would produce; needs no compiler.
+                 dtypes: Mapping[str, Sequence[Any]] | None = None) -> tuple[CrateFiles, str | None]:
+    """The crate building `target` would write, and its build key; needs no compiler. `build`
+    takes the crate back (`crate=`) rather than translate again.
 
     The key is None where tilebridge was installed without its Rust sources (a wheel):
     such an install can use prebuilt extensions but cannot build new ones.
     """
     crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE)
-    return crate.module, build_key(crate) if RUNTIME_CRATE.is_dir() else None
+    return crate, build_key(crate) if RUNTIME_CRATE.is_dir() else None
