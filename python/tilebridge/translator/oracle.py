@@ -93,8 +93,7 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     cutile_frontend.check_version()
     # Recorded launches at their own constants; every other dtype combination of the launcher at
     # guessed ones.
-    recorded_specs = [s for s in specializations.of_kernel(kir, list(recorded)) if not isinstance(s, str)] \
-        if launches.of_kernel(list(recorded), kir) else []
+    recorded_specs = [s for s in specializations.recorded(kir, list(recorded)) if not isinstance(s, str)]
     groups = [[s] for s in recorded_specs]
     seen = {_combo(kir, s) for s in recorded_specs}
     combos = [c for c in kir.launcher_combos() if c not in seen]

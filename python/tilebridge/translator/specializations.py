@@ -130,8 +130,13 @@ def evaluate(expr: ir.Expr, values: dict[str, Any]) -> bool | int | None:
     return None
 
 
-def of_kernel(kir: ir.KernelIR, recorded: list[launches.Launch]) -> list[Specialization | str]:
+def recorded(kir: ir.KernelIR, logged: list[launches.Launch]) -> list[Specialization | str]:
     """Each specialization of `kir` its recorded launches compile, once, in a stable order (or why
-    the launcher refuses one); the default one where none was recorded."""
-    mine = {json.dumps(l.specialization().record(), sort_keys=True): l for l in launches.of_kernel(recorded, kir)}
-    return [recorded_specialization(kir, mine[key]) for key in sorted(mine)] or [default_specialization(kir)]
+    the launcher refuses one); none where none was recorded."""
+    mine = {json.dumps(l.specialization().record(), sort_keys=True): l for l in launches.of_kernel(logged, kir)}
+    return [recorded_specialization(kir, mine[key]) for key in sorted(mine)]
+
+
+def of_kernel(kir: ir.KernelIR, logged: list[launches.Launch]) -> list[Specialization | str]:
+    """`recorded`, or the default specialization where none was recorded."""
+    return recorded(kir, logged) or [default_specialization(kir)]
