@@ -244,6 +244,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
             report.rows.append(Row(path.name, "?", False, scope=scope_of(path, root), error=f"cannot read: {e}"))
             continue
         translated = []
+        scalars: dict[str, list[str]] = {}  # unannotated scalars, each at i32 (below)
         for k in kernels:
             row = Row(path.name, k._pyfunc.__name__, static_import.is_experimental(k) or bool(
                 getattr(k, "_tracked_message", None)), scope=scope_of(path, root))
@@ -252,13 +253,15 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
                 src = frontend.load(k)
                 # An unannotated scalar at one type, i32, as coverage builds one dtype per array: the
                 # launcher, and the entry named as the kernel (the build would make one per type).
-                kir = analyze(src, {p: ["i32"] for p in unstated_scalars(src, None)})
+                pinned = {p: ["i32"] for p in unstated_scalars(src, None)}
+                kir = analyze(src, pinned)
             except TranslationError as e:
                 row.error = str(e)
                 continue
             except Exception as e:  # a translator bug: reported, never hidden
                 row.error = f"internal error: {type(e).__name__}: {e}"
                 continue
+            scalars.update(pinned)
             row.translated = True
             row.safety = "safe" if kir.safety.safe else "unsafe: " + "; ".join(kir.safety.reasons)
             row.refusals = list(kir.refusals)
@@ -267,8 +270,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
             continue
         module = "tbcov_" + re.sub(r"\W", "_", path.stem) + "_rs"
         dtypes = one_dtype_per_array([kir for _, _, kir in translated])
-        dtypes.update({p: ["i32"] for _, k, _ in translated for p in unstated_scalars(frontend.load(k), None)
-                       if p not in dtypes})
+        dtypes.update({p: ds for p, ds in scalars.items() if p not in dtypes})
         try:
             ext = builder.build([k for _, k, _ in translated], module=module, dtypes=dtypes, quiet=quiet)
             ext_module = importlib.import_module(ext.module)
