@@ -54,20 +54,36 @@ def launch_imports(kernels: list[ir.KernelIR]) -> list[str]:
     return [f for f, used in checks.items() if used] + ["guard"]
 
 
+def _signature(kernel: ir.KernelIR) -> str:
+    """The launcher's `#[pyo3(signature)]`: the grid and the positional parameters, then the
+    keyword ones."""
+    py_params = [p.name for p in kernel.params if not by_keyword(p)]
+    keywords = [p.name for p in kernel.params if by_keyword(p)]
+    return ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true",
+                                                                 "hints = None"])
+
+
+def _rust_args(kernel: ir.KernelIR, numbers: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The launcher's Rust parameters (name, type) in the signature's order: positional ones first,
+    then the keywords. `numbers`: scalars taken as any Python object (a dispatcher's)."""
+    def rust_type(p: ir.Param) -> str:
+        if isinstance(p, (ir.ArrayParam, ir.UnusedParam)) or p.name in numbers:
+            return "&Bound<'py, PyAny>"
+        return p.dtype if isinstance(p, ir.ScalarParam) else p.kind
+
+    ordered = [p for p in kernel.params if not by_keyword(p)] + [p for p in kernel.params if by_keyword(p)]
+    return [("grid", "&Bound<'py, PyAny>"), *((rust_name(p.name), rust_type(p)) for p in ordered),
+            ("stream", "Option<Bound<'py, PyAny>>"), ("sync", "bool"),
+            ("hints", "Option<tilebridge_runtime::launch::Hints>")]
+
+
 def launcher(kernel: ir.KernelIR) -> dict:
     """What the PyO3 launcher template needs, as Rust snippets. `kernel` has passed
     `check_launcher_variants`."""
     k = kernel.name
     shown = kernel.public or k  # the name a launch knows the kernel by
-    py_params = [p.name for p in kernel.params if not by_keyword(p)]
-    keywords = [p.name for p in kernel.params if by_keyword(p)]
-    sig = ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true",
-                                                                 "hints = None"])
-    # The Rust parameters in the signature's order: positional ones first, then the keywords.
-    rust_type = {p.name: "&Bound<'py, PyAny>" if isinstance(p, (ir.ArrayParam, ir.UnusedParam)) else
-                 p.dtype if isinstance(p, ir.ScalarParam) else p.kind for p in kernel.params}
-    args = ["grid: &Bound<'py, PyAny>", *(f"{rust_name(n)}: {rust_type[n]}" for n in [*py_params, *keywords])]
-    args += ["stream: Option<Bound<'py, PyAny>>", "sync: bool", "hints: Option<tilebridge_runtime::launch::Hints>"]
+    sig = _signature(kernel)
+    args = [f"{n}: {t}" for n, t in _rust_args(kernel)]
 
     admit = [f"let _ = {rust_name(p.name)}; // the kernel never reads `{p.name}`" for p in kernel.params
              if isinstance(p, ir.UnusedParam)]
@@ -185,14 +201,13 @@ def dispatcher(variants: list[ir.KernelIR]) -> dict:
     specializes on them (int: i32, float: f32)."""
     first = variants[0]
     name, scalars = first.public, list(first.scalar_variant)
-    base = launcher(first)
-    args = [a if a.split(":")[0] not in [rust_name(s) for s in scalars] else f"{a.split(':')[0]}: &Bound<'py, PyAny>"
-            for a in base["args"]]
-    passed = [a.split(":")[0] for a in args]
+    args = _rust_args(first, tuple(scalars))
+    by_rust_name = {rust_name(s): s for s in scalars}
     arms = []
     for v in variants:
         types = [v.scalar_variant[s] for s in scalars]
-        call = [f"{n}.extract::<{v.scalar_variant[s]}>()?" if (s := _param_of(n, scalars)) else n for n in passed]
+        call = [f"{n}.extract::<{v.scalar_variant[by_rust_name[n]]}>()?" if n in by_rust_name else n
+                for n, _ in args]
         pattern = ", ".join(f'"{t}"' for t in types)
         arms.append((f"({pattern})" if len(types) > 1 else pattern, f"{v.name}(py, {', '.join(call)})"))
     kinds = ", ".join(f'scalar_dtype("{s}", {rust_name(s)})?' for s in scalars)
@@ -202,16 +217,12 @@ def dispatcher(variants: list[ir.KernelIR]) -> dict:
         "name": name,
         "doc": f"Launches `{name}` ({first.file}:{first.line}) on the caller's stream; "
                f"{', '.join(f'`{s}`' for s in scalars)} an int or a float, as each launch passes it.",
-        "signature": base["signature"],
-        "args": args,
+        "signature": _signature(first),
+        "args": [f"{n}: {t}" for n, t in args],
         "scrutinee": f"({kinds})" if len(scalars) > 1 else kinds,
         "arms": arms,
         "unbuilt": json.dumps(f"kernel `{name}` was translated for {built} only"),
     }
-
-
-def _param_of(rust_arg: str, scalars: list[str]) -> str | None:
-    return next((s for s in scalars if rust_name(s) == rust_arg), None)
 
 
 def dispatched_metadata(variants: list[ir.KernelIR]) -> KernelMetadata:
