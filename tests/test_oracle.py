@@ -25,6 +25,15 @@ def checked(crate, name: str) -> str:
     return json.loads(crate.files["tilebridge.json"])["kernels"][name]["checked"]
 
 
+def named_types(kernel, dtypes) -> dict:
+    """The type the lowering gives each name `kernel` assigns, once cuTile Python agreed with every
+    compared value at the one specialization `dtypes` leave."""
+    src = frontend.load(kernel)
+    kir = lower.lower_kernel(src, dtypes)
+    assert oracle.check(kir, src).specializations == 1
+    return {t.name: t.type for t in kir.typed if not t.name.startswith("@")}
+
+
 @pytest.mark.parametrize("body, where, message", [
     ("""\
      @ct.kernel
@@ -203,11 +212,8 @@ def test_a_runtime_float_scalar_promotes_a_half_tile(tmp_path):
             c = ct.where(u > f, u, n * f)
             ct.store(y, index=(ct.bid(0),), tile=(a + b + c).astype(y.dtype))
         """)
-    src = frontend.load(module.mixed)
-    kir = lower.lower_kernel(src, {"x": ["f16"], "y": ["f16"]})
-    assert oracle.check(kir, src).specializations == 1
-    types = {t.name: t.type.dtype for t in kir.typed if not t.name.startswith("@")}
-    assert types == {"u": "E0", "a": "f32", "b": "E0", "c": "f32"}
+    types = named_types(module.mixed, {"x": ["f16"], "y": ["f16"]})
+    assert {n: t.dtype for n, t in types.items()} == {"u": "E0", "a": "f32", "b": "E0", "c": "f32"}
 
 
 def test_a_constant_float_is_weak_like_a_literal(tmp_path):
@@ -222,11 +228,8 @@ def test_a_constant_float_is_weak_like_a_literal(tmp_path):
             b = u * SHIFT
             ct.store(y, index=(ct.bid(0),), tile=(a + b).astype(y.dtype))
         """)
-    src = frontend.load(module.shifted)
-    kir = lower.lower_kernel(src, {"x": ["f16"], "y": ["f16"]})
-    assert oracle.check(kir, src).specializations == 1
-    types = {t.name: t.type.dtype for t in kir.typed if not t.name.startswith("@")}
-    assert types == {"u": "E0", "s": "f32", "a": "E0", "b": "E0"}
+    types = named_types(module.shifted, {"x": ["f16"], "y": ["f16"]})
+    assert {n: t.dtype for n, t in types.items()} == {"u": "E0", "s": "f32", "a": "E0", "b": "E0"}
 
 
 def test_math_of_numbers_is_folded_and_of_integers_is_float(tmp_path):
@@ -247,11 +250,9 @@ def test_math_of_numbers_is_folded_and_of_integers_is_float(tmp_path):
         def domain(x, y, TILE: ct.Constant[int]):
             ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)) * ct.log(-1.0))
         """)
-    src = frontend.load(module.folded)
-    kir = lower.lower_kernel(src, {"x": ["f16"], "y": ["f16"]})
-    assert oracle.check(kir, src).specializations == 1
-    types = {t.name: (t.type.dtype, t.type.shape) for t in kir.typed if not t.name.startswith("@")}
-    assert types == {"u": ("E0", ("TILE",)), "d": ("E0", ("TILE",)), "g": ("f32", ("TILE",))}  # e: a constant
+    types = named_types(module.folded, {"x": ["f16"], "y": ["f16"]})
+    assert {n: (t.dtype, t.shape) for n, t in types.items()} == {
+        "u": ("E0", ("TILE",)), "d": ("E0", ("TILE",)), "g": ("f32", ("TILE",))}  # e: a constant
     with pytest.raises(tb.TranslationError, match="math domain error"):
         tb.translate(module.domain, runtime_path=RUNTIME_CRATE)
 
