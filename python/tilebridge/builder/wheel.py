@@ -3,11 +3,16 @@
 A build folder is keyed by a hash of everything that goes into it (the generated
 sources, the runtime crate, the lock file), so an unchanged build is a no-op. The
 crate is written to a temporary folder and moved into place whole; the wheel is
-marked good only after maturin succeeds, so nothing half-built passes as good.
+marked good (a stamp with its SHA-256) only after maturin succeeds, so nothing
+half-built or interrupted passes as good, and a wheel changed since is built again.
+Builds of one folder take a lock: a second process waits for the first and then
+finds its build.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib
 import os
@@ -89,10 +94,15 @@ def _run_streaming(cmd: list[str], env: Mapping[str, str], quiet: bool) -> None:
     tail: deque[str] = deque(maxlen=80)
     proc = subprocess.Popen(cmd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
-    for line in proc.stdout:
-        tail.append(line)
-        if not quiet:
-            sys.stderr.write(line)
+    try:
+        for line in proc.stdout:
+            tail.append(line)
+            if not quiet:
+                sys.stderr.write(line)
+    except BaseException:  # Ctrl-C: the build stops here, and so does its compiler
+        proc.kill()
+        proc.wait()
+        raise
     if proc.wait() != 0:
         raise BuildError(f"`{' '.join(cmd[:3])} ...` failed (exit {proc.returncode}):\n" + "".join(tail))
 
@@ -142,25 +152,58 @@ def build(
                           lift_gathers=lift_gathers, launches=launches)
     key = build_key(crate)
     crate_dir = Path(out_dir) if out_dir is not None else default_build_root() / f"{crate.module}-{key}"
-    stamp = crate_dir / STAMP
-    wheel = Path(stamp.read_text().strip()) if stamp.exists() else None
-    fresh = wheel is not None and wheel.exists() and (crate_dir / "tilebridge.json").exists() and build_key_of(
-        (crate_dir / "tilebridge.json").read_text()) == key
-    if not fresh:
-        if not quiet:
-            print(f"tilebridge: building {crate.module} in {crate_dir}", file=sys.stderr)
-        write_crate(crate, crate_dir, key)
-        wheel = build_crate(crate_dir, quiet=quiet)
-        if cubins:
+    with _locked(crate_dir):
+        wheel = built_wheel(crate_dir, key)
+        fresh = wheel is not None
+        if wheel is None:
+            if not quiet:
+                print(f"tilebridge: building {crate.module} in {crate_dir}", file=sys.stderr)
+            write_crate(crate, crate_dir, key)
+            wheel = build_crate(crate_dir, quiet=quiet)
+            if cubins:
+                compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
+            _stamp(crate_dir, wheel)
+        elif cubins:
             compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
-        stamp.write_text(str(wheel) + "\n")
-    elif cubins:
-        assert wheel is not None
-        compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
-    assert wheel is not None
     if install and installed_key(crate.module) != key:
         install_wheel(wheel, quiet=quiet)
     return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh, skipped=crate.skipped)
+
+
+@contextlib.contextmanager
+def _locked(crate_dir: Path):
+    """Holds the build lock of `crate_dir` (a file beside it): one build of a folder at a time,
+    across processes; the lock goes with the process, however it ends."""
+    crate_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(crate_dir.parent / f".{crate_dir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _stamp(crate_dir: Path, wheel: Path) -> None:
+    """Marks the build good: the wheel and its hash, written whole (temporary file, then rename)."""
+    tmp = crate_dir / f".{STAMP}.tmp"
+    tmp.write_text(f"{wheel}\n{_sha256(wheel)}\n")
+    tmp.replace(crate_dir / STAMP)
+
+
+def built_wheel(crate_dir: Path, key: str) -> Path | None:
+    """The wheel a finished build of `key` left in `crate_dir`; None where there is none, or where
+    anything of it is missing or has changed since (then it is built again)."""
+    try:
+        if build_key_of((crate_dir / "tilebridge.json").read_text()) != key:
+            return None
+        wheel, digest, *_ = (crate_dir / STAMP).read_text().split("\n")
+        return Path(wheel) if _sha256(Path(wheel)) == digest else None
+    except (OSError, ValueError):  # missing, unreadable or cut short
+        return None
 
 
 _KEY = re.compile(rb'"build_key": "([0-9a-f]{16})"')
