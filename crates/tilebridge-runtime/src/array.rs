@@ -22,7 +22,7 @@ use cutile::DTypeId;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::error::argument;
 
@@ -366,28 +366,43 @@ unsafe impl DeviceAllocation for ForeignMemory {
     }
 }
 
+/// The largest grid CUDA launches, per axis (every GPU since compute capability 3.0).
+pub const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
+
 /// The grid of a launch, as `ct.launch` takes it: an int or a tuple of 1 to 3 ints.
 pub fn grid_from_py(obj: &Bound<'_, PyAny>) -> PyResult<(u32, u32, u32)> {
-    let dims: Vec<i64> = if let Ok(t) = obj.cast::<PyTuple>() {
-        t.extract()?
-    } else if let Ok(n) = obj.extract::<i64>() {
-        vec![n]
-    } else {
-        obj.extract().map_err(|_| {
-            argument("grid must be an int or a tuple of 1 to 3 ints, as for ct.launch")
-        })?
+    let dims: Vec<i64> = match obj.extract::<i64>() {
+        Ok(n) => vec![n],
+        // A str would extract as a sequence of characters.
+        Err(_) if obj.is_instance_of::<PyString>() => Vec::new(),
+        Err(_) => obj.extract().unwrap_or_default(),
     };
+    if dims.is_empty() && !obj.cast::<PyTuple>().is_ok_and(|t| t.is_empty()) {
+        return Err(argument(format!(
+            "grid must be an int or a tuple of 1 to 3 ints, as for ct.launch; got {}",
+            obj.repr()?
+        )));
+    }
     if dims.is_empty() || dims.len() > 3 {
         return Err(argument(format!(
             "grid {dims:?} must have 1 to 3 dimensions"
         )));
     }
     let mut grid = [1u32; 3];
-    for (slot, &d) in grid.iter_mut().zip(&dims) {
-        *slot = u32::try_from(d)
-            .ok()
-            .filter(|&d| d > 0)
-            .ok_or_else(|| argument(format!("grid {dims:?} must be made of positive ints")))?;
+    for ((slot, &d), limit) in grid.iter_mut().zip(&dims).zip(MAX_GRID) {
+        if d <= 0 {
+            return Err(argument(format!(
+                "grid {dims:?} must be made of positive ints (an empty input launches nothing: \
+                 skip the launch)"
+            )));
+        }
+        if d > i64::from(limit) {
+            return Err(argument(format!(
+                "grid {dims:?} is too large: CUDA allows at most {MAX_GRID:?} blocks per axis; \
+                 make the tiles larger or loop over tiles inside the kernel"
+            )));
+        }
+        *slot = d as u32;
     }
     Ok((grid[0], grid[1], grid[2]))
 }

@@ -82,7 +82,32 @@ pub fn from_device_error(kernel: &str, err: &cutile::cuda_async::error::DeviceEr
         }
         _ => Kind::Launch,
     };
-    error(kind, format!("kernel `{kernel}`: {text}"))
+    let fault = match err {
+        E::Driver(driver) if is_fault(driver.0) => {
+            " (a fault on the GPU, here or in earlier work on this stream: CUDA leaves the context \
+             unusable after it, so every later CUDA call in this process fails, torch's included; \
+             restart the process)"
+        }
+        _ => "",
+    };
+    error(kind, format!("kernel `{kernel}`: {text}{fault}"))
+}
+
+/// Whether `code` is one of CUDA's sticky errors: a kernel faulted, and the context is lost.
+fn is_fault(code: cutile::cuda_core::sys::CUresult) -> bool {
+    use cutile::cuda_core::sys as cu;
+    [
+        cu::cudaError_enum_CUDA_ERROR_ILLEGAL_ADDRESS,
+        cu::cudaError_enum_CUDA_ERROR_LAUNCH_TIMEOUT,
+        cu::cudaError_enum_CUDA_ERROR_ASSERT,
+        cu::cudaError_enum_CUDA_ERROR_HARDWARE_STACK_ERROR,
+        cu::cudaError_enum_CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        cu::cudaError_enum_CUDA_ERROR_MISALIGNED_ADDRESS,
+        cu::cudaError_enum_CUDA_ERROR_INVALID_ADDRESS_SPACE,
+        cu::cudaError_enum_CUDA_ERROR_INVALID_PC,
+        cu::cudaError_enum_CUDA_ERROR_LAUNCH_FAILED,
+    ]
+    .contains(&code)
 }
 
 /// Text of a caught panic payload.

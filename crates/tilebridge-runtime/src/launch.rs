@@ -230,6 +230,13 @@ impl<'py> Launch<'py> {
 
     /// An output written one tile per block fixes the grid: `cdiv(shape, tile)` per axis.
     pub fn check_tile_grid(&self, out: &Array, tile: &[i32]) -> PyResult<()> {
+        if out.shape.contains(&0) {
+            return Err(argument(format!(
+                "argument '{}' of kernel `{}` is empty (shape {:?}): the kernel writes one tile of it per \
+                 block, so there is nothing to launch; skip the launch for empty arrays",
+                out.name, self.kernel, out.shape
+            )));
+        }
         let mut expected = [1u32; 3];
         for (axis, (&n, &t)) in out.shape.iter().zip(tile).enumerate() {
             expected[axis] = (n.max(0) as u32).div_ceil(t as u32);
