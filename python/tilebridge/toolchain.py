@@ -74,53 +74,88 @@ class Check:
     name: str
     ok: bool
     detail: str
+    part: str = "build"  # what needs it: "translate", "build" or "launch"
 
 
 def doctor() -> list[Check]:
-    """Everything a build and a launch need, each checked."""
+    """Everything translating, building and launching need, each checked, with what to do where
+    it is missing. A machine that only builds (CI) needs no GPU; one that only launches needs no
+    Rust."""
     checks: list[Check] = []
+    try:
+        import cuda.tile  # noqa: F401
+
+        checks.append(Check("cuda-tile (cuTile Python: the input language and the oracle)", True,
+                            importlib.metadata.version("cuda-tile"), "translate"))
+    except ImportError:
+        checks.append(Check("cuda-tile (cuTile Python: the input language and the oracle)", False,
+                            "missing: pip install cuda-tile", "translate"))
     root = cuda_root()
     version = cuda_header_version(root) if root else None
     checks.append(Check("CUDA headers (cuda.h >= 13.2)", bool(version and version >= 13020),
                         f"{root} (CUDA_VERSION {version})" if root else "not found: pip install nvidia-cuda-runtime"))
-    for rel, what in (("include/crt/host_config.h", "nvidia-cuda-crt"), ("include/curand.h", "nvidia-curand"),
-                      ("bin/tileiras", "nvidia-cuda-tileiras"), ("bin/ptxas", "nvidia-cuda-nvcc"),
-                      ("lib/libnvvm.so.4", "nvidia-nvvm")):
+    for rel, what, part in (("include/crt/host_config.h", "nvidia-cuda-crt", "build"),
+                            ("include/curand.h", "nvidia-curand", "build"),
+                            ("bin/tileiras", "nvidia-cuda-tileiras", "launch"), ("bin/ptxas", "nvidia-cuda-nvcc", "launch"),
+                            ("lib/libnvvm.so.4", "nvidia-nvvm", "launch")):
         ok = bool(root and (root / rel).exists())
-        checks.append(Check(rel, ok, str(root / rel) if ok else f"missing: pip install {what}"))
-    versions = {}
-    for dist in _WHEELS:
-        try:
-            versions[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    toolchain = {d: v for d, v in versions.items() if d in ("nvidia-cuda-tileiras", "nvidia-nvvm", "nvidia-cuda-nvcc")}
-    same = len({".".join(v.split(".")[:2]) for v in toolchain.values()}) == 1 and len(toolchain) == 3
-    checks.append(Check("tileiras, nvvm and nvcc wheels share major.minor", same,
-                        ", ".join(f"{d}=={v}" for d, v in sorted(versions.items())) or "none installed"))
+        checks.append(Check(rel, ok, str(root / rel) if ok else f"missing: pip install {what}", part))
     clang = any(Path(p).exists() for p in ("/usr/lib/llvm-14/lib/libclang.so", "/usr/lib/x86_64-linux-gnu/libclang-14.so.1"))
     clang = clang or bool(list(Path("/usr/lib").glob("llvm-*/lib/libclang*.so*")))
     checks.append(Check("libclang (cutile's bindgen)", clang, "found" if clang else "missing: apt-get install libclang-dev"))
     for tool in ("cargo", "rustfmt"):
         exe = shutil.which(tool)
         checks.append(Check(tool, exe is not None, exe or f"missing: install Rust (rustup) with {tool}"))
-    try:
-        import cuda.tile  # noqa: F401
-
-        checks.append(Check("cuda-tile (cuTile Python, the reference)", True, importlib.metadata.version("cuda-tile")))
-    except ImportError:
-        checks.append(Check("cuda-tile (cuTile Python, the reference)", False, "missing: pip install cuda-tile"))
-    gpu = _gpu_name()
-    checks.append(Check("GPU (only launches need one)", gpu is not None, gpu or "none: launches raise DeviceError"))
+    releases = {tool: _release(root / "bin" / tool) if root else None for tool in ("tileiras", "ptxas")}
+    checks.append(Check("tileiras and ptxas of one release (13.3+)",
+                        releases["tileiras"] is not None and releases["tileiras"] == releases["ptxas"]
+                        and releases["tileiras"] >= (13, 3),
+                        ", ".join(f"{t} {'.'.join(map(str, r)) if r else 'not found'}" for t, r in releases.items()),
+                        "launch"))
+    checks += _gpu_checks(root)
     return checks
 
 
-def _gpu_name() -> str | None:
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
+def _release(tool: Path) -> tuple[int, int] | None:
+    """`release 13.4` of a CUDA tool's --version, as (13, 4)."""
+    try:
+        out = subprocess.run([str(tool), "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
         return None
-    proc = subprocess.run([exe, "--query-gpu=name,compute_cap", "--format=csv,noheader"], capture_output=True, text=True)
-    return proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else None
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _gpu_checks(root: Path | None) -> list[Check]:
+    """The driver, each GPU and its architecture, and whether this tileiras compiles for it."""
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return [Check("CUDA driver (libcuda.so.1)", False, "not found: launches raise DeviceError", "launch")]
+    version, count = ctypes.c_int(), ctypes.c_int()
+    if cuda.cuInit(0) != 0 or cuda.cuDriverGetVersion(ctypes.byref(version)) != 0 \
+            or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return [Check("CUDA driver (libcuda.so.1)", False, "loads, but finds no usable GPU", "launch")]
+    driver = f"CUDA {version.value // 1000}.{version.value % 1000 // 10}"
+    checks = [Check("CUDA driver (CUDA 13.0 or newer)", version.value >= 13000, f"{driver}, {count.value} GPU(s)",
+                    "launch")]
+    archs = set()
+    if root and (root / "bin" / "tileiras").exists():
+        help_text = subprocess.run([str(root / "bin" / "tileiras"), "--help"], capture_output=True, text=True).stdout
+        archs = set(re.findall(r"=(sm_\d+)\b", help_text))
+    for device in range(count.value):
+        name, major, minor = ctypes.create_string_buffer(256), ctypes.c_int(), ctypes.c_int()
+        cuda.cuDeviceGetName(name, 256, device)
+        cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, device)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+        cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)
+        arch = f"sm_{major.value}{minor.value}"
+        checks.append(Check(f"GPU {device}: tileiras compiles for its architecture", arch in archs,
+                            f"{name.value.decode()}, {arch}" + ("" if arch in archs else
+                                                                f"; this tileiras knows {', '.join(sorted(archs)) or 'none'}"),
+                            "launch"))
+    return checks
 
 
 # tileiras can take minutes on a large specialization (one of mla decoding's: 6.5 min on 2 cores);
