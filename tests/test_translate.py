@@ -3,6 +3,7 @@
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,21 @@ def test_matches_golden(path):
 
 def test_translation_is_deterministic():
     assert generated(EXAMPLES[0]) == generated(EXAMPLES[0])
+
+
+def test_translation_does_not_depend_on_the_hash_seed(tmp_path):
+    """Two processes with different string hashing (set and dict-of-set orders change with it)
+    write the same crate for the examples and the fixtures together."""
+    sources = [*EXAMPLES, REPO / "tests" / "fixtures" / "checked_ops.py"]
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        proc = subprocess.run(
+            [sys.executable, "-m", "tilebridge.cli", "translate", *map(str, sources), "-m", "seeded_rs", "-o", str(out)],
+            capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO / "python")})
+        assert proc.returncode == 0, proc.stderr
+        outputs.append({str(p.relative_to(out)): p.read_text() for p in out.rglob("*") if p.is_file()})
+    assert len(outputs[0]) >= 5 and outputs[0] == outputs[1]
 
 
 @pytest.mark.skipif(shutil.which("rustfmt") is None, reason="rustfmt not installed")
