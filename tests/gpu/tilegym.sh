@@ -24,18 +24,30 @@ TESTS=${TILEGYM_TESTS:-"tests/ops/test_softmax.py tests/ops/test_bmm.py tests/op
 # test_op cases only (test_perf is timing); TileGym's own switch keeps its autotuners to one configuration.
 SELECT=${TILEGYM_SELECT:-"test_op"}
 PART=${TILEGYM_PART:-all}
+# Every step's status counts (pipes keep the command's, not tee's); a run cut off by its timeout
+# (exit 124) is a failure, said so, not a short log.
+status=0
+check() { local rc=$1 what=$2; [ "$rc" = 0 ] && return; [ "$rc" = 124 ] && what="$what: cut off by its timeout"
+  echo "FAILED ($rc): $what" | tee -a "$OUT/status.txt"; status=1; }
 (cd $T && TILEGYM_DISABLE_AUTOTUNE=1 PYTHONPATH=$T/src:$REPO/tests/gpu:$PYTHONPATH timeout ${TILEGYM_TIMEOUT:-300} \
    python3 -m pytest $TESTS -k "$SELECT" -n 16 -q -p no:cacheprovider -p tilegym_plugin --rust-ext "$EXTS" \
-   --routing-log "$OUT/routing_$PART.jsonl" --launch-log "$OUT/launches_$PART.jsonl" 2>&1 | tail -40 > "$OUT/tilegym_pytest_$PART.txt")
+   --routing-log "$OUT/routing_$PART.jsonl" --launch-log "$OUT/launches_$PART.jsonl" > "$OUT/tilegym_pytest_$PART.txt" 2>&1)
+check $? "TileGym's tests ($PART; whole log: tilegym_pytest_$PART.txt)"
+tail -40 "$OUT/tilegym_pytest_$PART.txt"
 python3 tests/gpu/tilegym_summary.py "$OUT/routing_$PART.jsonl" 2>&1 | tee "$OUT/tilegym_$PART.txt"
+check "${PIPESTATUS[0]}" "tilegym_summary: a failed test or an empty log"
 if [ "${TILEGYM_BENCH:-1}" = 1 ]; then
   PYTHONPATH=$T/src:$PYTHONPATH timeout ${TILEGYM_BENCH_TIMEOUT:-240} python3 benchmarks/bench_tilegym.py --ext "$EXTS" \
     ${TILEGYM_BENCH_ONLY:+$(printf -- '-k %s ' $TILEGYM_BENCH_ONLY)} 2>&1 \
     | tee "$OUT/bench_tilegym.txt"
+  check "${PIPESTATUS[0]}" "bench_tilegym"
 fi
 # The fixtures with inputs (tests/fixtures/checked_ops.py), against cuTile Python, where their wheel came along.
 # With them, the TileGym kernels whose own tests cannot reach Rust, launched directly (test_tilegym_direct.py).
 if [ "${TILEGYM_FIXTURES:-1}" = 1 ]; then
   PYTHONPATH=$T/src:$PYTHONPATH python3 -m pytest tests/gpu/test_fixtures.py tests/gpu/test_tilegym_direct.py -q -rA \
     -p no:cacheprovider 2>&1 | tee "$OUT/fixtures.txt"
+  check "${PIPESTATUS[0]}" "fixtures and direct TileGym launches"
 fi
+echo "round status: $status" | tee -a "$OUT/status.txt"
+exit $status

@@ -1,6 +1,7 @@
 """Summarizes the routing log of a TileGym run with `tilegym_plugin`: per test file, how many
 tests passed or failed with their translated kernels running in Rust, and which never reached
-a Rust kernel; per kernel, how many launches ran in Rust.
+a Rust kernel; per kernel, how many launches ran in Rust. Exits 1 where any test failed or the
+log is empty (a run that stopped before its first test), so a round cannot pass on it.
 
     python3 tests/gpu/tilegym_summary.py routing.jsonl
 """
@@ -10,8 +11,15 @@ import sys
 from collections import Counter, defaultdict
 
 
-def main(path):
-    rows = [json.loads(line) for line in open(path)]
+def main(path) -> int:
+    try:
+        rows = [json.loads(line) for line in open(path) if line.strip()]
+    except OSError as e:
+        print(f"no routing log: {e}")
+        return 1
+    if not rows:
+        print(f"{path} is empty: no test ran")
+        return 1
     per_file = defaultdict(Counter)
     launches = Counter()
     failures = []
@@ -35,7 +43,8 @@ def main(path):
         print(f"  {kernel:<60} {n:>6}")
     for r in failures:
         print(f"\nFAILED {r['test']} (rust: {r['rust']}, python: {r['python']})\n  {r['error']}")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))
