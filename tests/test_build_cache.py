@@ -110,3 +110,25 @@ def test_ctrl_c_stops_the_compiler_too(tmp_path):
     child = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)  # gone, not left running behind the interrupted build
+
+
+def test_the_build_key_does_not_depend_on_where_the_checkout_is(tmp_path):
+    """The GPU round checks an installed extension's key against the checkout it runs from, which
+    lies elsewhere than the one that built it."""
+    import shutil
+
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(REPO / "python", copy / "python", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copytree(REPO / "crates", copy / "crates", ignore=shutil.ignore_patterns("target"))
+    shutil.copy(REPO / "Cargo.lock", copy / "Cargo.lock")
+    code = ("from tilebridge.builder import wheel; import sys; "
+            "print(wheel.RUNTIME_CRATE, wheel.expected_key([sys.argv[1]], module='keyed_rs')[1])")
+    keys = []
+    for root in (REPO, copy):
+        proc = subprocess.run([sys.executable, "-c", code, str(VECTOR_ADD)], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(root / "python")})
+        assert proc.returncode == 0, proc.stderr
+        crate, key = proc.stdout.split()
+        assert crate == str(root / "crates" / "tilebridge-runtime")
+        keys.append(key)
+    assert keys[0] == keys[1]

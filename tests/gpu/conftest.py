@@ -1,6 +1,8 @@
 """GPU tests: run on a machine with an NVIDIA GPU and the built example extension installed
 (`tests/gpu/run.sh` does both on the device machine)."""
 
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -11,6 +13,6 @@ if not torch.cuda.is_available():
 
 @pytest.fixture(scope="session")
 def ext():
-    import tilebridge as tb
+    from installed import load_current
 
-    return tb.load("tilebridge_examples")
+    return load_current("tilebridge_examples", sorted((Path(__file__).parents[2] / "examples").glob("*.py")))

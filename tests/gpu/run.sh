@@ -8,6 +8,8 @@
 # report, aside).
 set -uo pipefail
 source "${GPU_DIR:-.gpu}/env.sh" || exit 1
+# tilebridge itself from this checkout, so the tests can check each extension's build key against it.
+export PYTHONPATH=$PWD/python:$PYTHONPATH
 OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
 status=0
 step() { local log=$1; shift; "$@" 2>&1 | tee -a "$OUT/$log"; [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: $*" | tee -a "$OUT/status.txt"; status=1; }; }

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -158,7 +159,10 @@ def test_bad_launch_through_handles_leaves_them_ready(ext, case, change, error, 
 
 
 def test_input_not_contiguous_where_the_kernel_gathers():
-    fixtures = pytest.importorskip("tilebridge_fixtures", reason="carried by the fixtures round")
+    from installed import load_current
+
+    pytest.importorskip("tilebridge_fixtures", reason="carried by the GPU rounds")
+    fixtures = load_current("tilebridge_fixtures", [Path(__file__).parents[1] / "fixtures" / "checked_ops.py"])
     x = torch.randn(64, 64, device="cuda")
     y = torch.zeros(64, 64, device="cuda")
     with pytest.raises(tb.ArgumentError, match=r"stride 64 in its last dimension.*\.contiguous\(\)"):
@@ -169,10 +173,9 @@ def test_input_not_contiguous_where_the_kernel_gathers():
         fixtures.grouped_double((1,), [x, x.half()], [y, y], TM=16, TN=16, BLOCKS=1)
 
 
-def test_arrays_on_two_real_devices():
+def test_arrays_on_two_real_devices(ext):
     if torch.cuda.device_count() < 2:
         pytest.skip("one GPU: the mixed-device case above reports a second device through the array interface")
-    ext = tb.load("tilebridge_examples")
     a, b = cuda(), cuda().to("cuda:1")
     with pytest.raises(tb.ArgumentError, match="same device"):
         ext.vector_add(GRID, a, b, torch.zeros_like(a), TILE=TILE)

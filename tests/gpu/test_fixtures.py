@@ -13,11 +13,10 @@ FIXTURES = [Path(__file__).resolve().parents[1] / "fixtures" / "checked_ops.py"]
 
 @pytest.fixture(scope="module")
 def fixtures_ext():
-    import tilebridge as tb
+    from installed import load_current
 
-    # Its wheel travels with the TileGym round (tests/gpu/tilegym.sh runs this file), beside the toolchain's call.
-    pytest.importorskip("tilebridge_fixtures", reason="tilebridge_fixtures is carried by the TileGym round")
-    return tb.load("tilebridge_fixtures")
+    pytest.importorskip("tilebridge_fixtures", reason="tilebridge_fixtures is carried by the GPU rounds")
+    return load_current("tilebridge_fixtures", FIXTURES)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])

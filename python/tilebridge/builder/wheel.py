@@ -56,9 +56,15 @@ def _runtime_sources() -> list[Path]:
 
 
 def build_key(crate: CrateFiles) -> str:
+    """A hash of what the build is made of: the generated files and the runtime's sources, not
+    where they are (the runtime's path in Cargo.toml), so any checkout of one commit computes the
+    key of an extension built from it."""
     h = hashlib.sha256()
     for name in sorted(crate.files):
-        h.update(name.encode() + b"\0" + crate.files[name].encode() + b"\0")
+        text = crate.files[name]
+        if name == "Cargo.toml":
+            text = text.replace(RUNTIME_CRATE.as_posix(), "<tilebridge-runtime>")
+        h.update(name.encode() + b"\0" + text.encode() + b"\0")
     for path in _runtime_sources() + ([LOCKFILE] if LOCKFILE.exists() else []):
         h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]

@@ -1,0 +1,20 @@
+"""The extensions a GPU round tests, checked to be the ones this checkout builds."""
+
+import pytest
+
+
+def load_current(module, sources):
+    """The installed extension `module`, checked to be built from these sources by this checkout's
+    tilebridge (its build key), so that a stale wheel cannot pass a round for newer code."""
+    import tilebridge as tb
+    from tilebridge.builder import wheel
+    from tilebridge.metadata import ExtensionMetadata
+
+    _, expected = wheel.expected_key([str(p) for p in sources], module=module)
+    assert expected is not None, "run with this checkout's python/ on PYTHONPATH (tests/gpu/run.sh does)"
+    ext = tb.load(module)
+    built = ExtensionMetadata.from_json(ext.__tilebridge__).build_key
+    if built != expected:
+        pytest.exit(f"{module} was built from other sources or another tilebridge (build key {built}, this "
+                    f"checkout's {expected}): rebuild its wheel", returncode=1)
+    return ext
