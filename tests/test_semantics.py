@@ -78,3 +78,22 @@ def test_a_constant_range_step_is_checked_positive_at_launch(tmp_path):
     k = lowered(tmp_path, "for i in range(0, 64, STEP):\n    " + STORE.format("1.0"),
                 params="x, y, n: int, TILE: ct.Constant[int], STEP: ct.Constant[int]")
     assert next(p for p in k.params if p.name == "STEP").positive
+
+
+LOAD = "t = ct.load(x, index=(ct.bid(0),), shape=(TILE,), latency={})\nct.store(y, index=(ct.bid(0),), tile=t)\n"
+
+
+@pytest.mark.parametrize("latency", ["0", "11", "64"])
+def test_a_latency_outside_1_to_10_is_refused(tmp_path, latency):
+    """cuTile Python: "Latency must be between 1 and 10"; cutile took any value."""
+    with pytest.raises(tb.TranslationError, match=r"k\.py:6:\d+: latency must be between 1 and 10"):
+        lowered(tmp_path, LOAD.format(latency))
+
+
+def test_a_constant_latency_is_checked_at_launch(tmp_path):
+    from tilebridge.translator.specializations import launcher_refusal
+
+    k = lowered(tmp_path, LOAD.format("LAT"), params="x, y, TILE: ct.Constant[int], LAT: ct.Constant[int]")
+    assert launcher_refusal(k, {"TILE": 64, "LAT": 64}) == (
+        "k.py: `LAT` is a load or store latency, which cuTile Python requires between 1 and 10")
+    assert launcher_refusal(k, {"TILE": 64, "LAT": 10}) is None and launcher_refusal(k, {"TILE": 64, "LAT": 1}) is None

@@ -138,5 +138,8 @@ def recorded(kir: ir.KernelIR, logged: list[launches.Launch]) -> list[Specializa
 
 
 def of_kernel(kir: ir.KernelIR, logged: list[launches.Launch]) -> list[Specialization | str]:
-    """`recorded`, or the default specialization where none was recorded."""
-    return recorded(kir, logged) or [default_specialization(kir)]
+    """`recorded`, or where none was recorded the default specialization: at the first round of
+    guessed constants the launcher takes (TileGym's bmm refuses a latency of 64)."""
+    rounds = [guessed_constants(kir, r) for r in range(len(GUESSES["int"]))]
+    constants = next((c for c in rounds if launcher_refusal(kir, c) is None), rounds[0])
+    return recorded(kir, logged) or [default_specialization(kir, constants=constants)]

@@ -245,10 +245,17 @@ def _latency_value(w: Walker, node: ast.Call, latency_node: ast.expr | None, out
     if latency_node is None:
         return None
     latency = w.expr(latency_node, out)
-    if latency.kind == "scalar" and latency.dim is not None:
-        return rust_name(latency.dim)  # a ct.Constant: a const generic argument
+    if latency.kind == "scalar" and latency.dim is not None:  # a ct.Constant: a const generic argument
+        name = rust_name(latency.dim)
+        w.state.launch_check(
+            ir.Binary("&&", ir.Binary(">=", ir.Var(name), ir.Lit("1i32")), ir.Binary("<=", ir.Var(name), ir.Lit("10i32"))),
+            f"{w.state.src.display_file}: `{latency.dim}` is a load or store latency, which cuTile Python requires "
+            "between 1 and 10")
+        return name
     if latency.kind != "const" or not (latency.py is None or isinstance(latency.py, int)):
         raise w.error(node, "latency must be an integer constant")
+    if latency.py is not None and not 1 <= latency.py <= 10:
+        raise w.error(latency_node, f"latency must be between 1 and 10, as cuTile Python requires; got {latency.py}")
     return latency.py
 
 
