@@ -112,9 +112,9 @@ def test_ctrl_c_stops_the_compiler_too(tmp_path):
         os.kill(child, 0)  # gone, not left running behind the interrupted build
 
 
-def test_the_build_key_does_not_depend_on_where_the_checkout_is(tmp_path):
+def test_the_build_key_does_not_depend_on_where_the_checkout_is_nor_on_rustfmt(tmp_path):
     """The GPU round checks an installed extension's key against the checkout it runs from, which
-    lies elsewhere than the one that built it."""
+    lies elsewhere than the one that built it, on a machine without rustfmt."""
     import shutil
 
     copy = tmp_path / "elsewhere"
@@ -124,9 +124,11 @@ def test_the_build_key_does_not_depend_on_where_the_checkout_is(tmp_path):
     code = ("from tilebridge.builder import wheel; import sys; "
             "print(wheel.RUNTIME_CRATE, wheel.expected_key([sys.argv[1]], module='keyed_rs')[1])")
     keys = []
-    for root in (REPO, copy):
+    no_rustfmt = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                 if not (Path(p) / "rustfmt").exists())
+    for root, path in ((REPO, os.environ["PATH"]), (copy, no_rustfmt)):
         proc = subprocess.run([sys.executable, "-c", code, str(VECTOR_ADD)], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(root / "python")})
+                              env={**os.environ, "PYTHONPATH": str(root / "python"), "PATH": path})
         assert proc.returncode == 0, proc.stderr
         crate, key = proc.stdout.split()
         assert crate == str(root / "crates" / "tilebridge-runtime")

@@ -1,6 +1,12 @@
 """The extensions a GPU round tests, checked to be the ones this checkout builds."""
 
+from pathlib import Path
+
 import pytest
+
+# The fixture files with cases, built into one extension: tilebridge build <these> -m tilebridge_fixtures
+FIXTURES = [Path(__file__).resolve().parents[1] / "fixtures" / f"{name}.py"
+            for name in ("checked_ops", "control_flow", "gathers", "math_ops", "unchecked_stores")]
 
 
 def load_current(module, sources):
@@ -15,6 +21,6 @@ def load_current(module, sources):
     ext = tb.load(module)
     built = ExtensionMetadata.from_json(ext.__tilebridge__).build_key
     if built != expected:
-        pytest.exit(f"{module} was built from other sources or another tilebridge (build key {built}, this "
-                    f"checkout's {expected}): rebuild its wheel", returncode=1)
+        pytest.fail(f"{module} was built from other sources or another tilebridge (build key {built}, this "
+                    f"checkout's {expected}): rebuild its wheel", pytrace=False)
     return ext

@@ -57,11 +57,12 @@ def _runtime_sources() -> list[Path]:
 
 def build_key(crate: CrateFiles) -> str:
     """A hash of what the build is made of: the generated files and the runtime's sources, not
-    where they are (the runtime's path in Cargo.toml), so any checkout of one commit computes the
-    key of an extension built from it."""
+    where they are (the runtime's path in Cargo.toml) nor how rustfmt laid them out, so any
+    checkout of one commit computes the key of an extension built from it."""
     h = hashlib.sha256()
-    for name in sorted(crate.files):
-        text = crate.files[name]
+    files = crate.as_rendered()
+    for name in sorted(files):
+        text = files[name]
         if name == "Cargo.toml":
             text = text.replace(RUNTIME_CRATE.as_posix(), "<tilebridge-runtime>")
         h.update(name.encode() + b"\0" + text.encode() + b"\0")

@@ -51,6 +51,13 @@ class CrateFiles:
     skipped: list[str] = field(default_factory=list)  # `partial` translation: why each kernel was left out
     # per kernel entry, the specializations a build may compile to cubins ahead of any launch
     specializations: dict[str, list] = field(default_factory=dict)
+    # The Rust files as rendered, before rustfmt: what the build key hashes, so that a machine
+    # without rustfmt (or with another version) computes the same key for the same translation.
+    unformatted: dict[str, str] = field(default_factory=dict)
+
+    def as_rendered(self) -> dict[str, str]:
+        """`files`, the Rust ones as rendered."""
+        return {**self.files, **self.unformatted}
 
 
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
@@ -81,15 +88,16 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
         "python_names": [k.name for k in plain] + list(variants),
         "stubs": [stub(k) for k in plain] + [stub(vs[0]) for vs in variants.values()],
     }
+    rust = {"src/tile_kernels.rs": _ENV.get_template("kernels.rs.j2").render(ctx),
+            "src/lib.rs": _ENV.get_template("lib.rs.j2").render(ctx)}
     files = {
         "Cargo.toml": _ENV.get_template("Cargo.toml.j2").render(ctx),
         "pyproject.toml": _ENV.get_template("pyproject.toml.j2").render(ctx),
-        "src/tile_kernels.rs": rustfmt(_ENV.get_template("kernels.rs.j2").render(ctx)),
-        "src/lib.rs": rustfmt(_ENV.get_template("lib.rs.j2").render(ctx)),
+        **{name: rustfmt(text) for name, text in rust.items()},
         f"{module}.pyi": _ENV.get_template("stub.pyi.j2").render(ctx),
         "tilebridge.json": meta.to_json(),
     }
-    return CrateFiles(module, files)
+    return CrateFiles(module, files, unformatted=rust)
 
 
 def rustfmt(text: str) -> str:
