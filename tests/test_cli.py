@@ -43,3 +43,59 @@ def test_doctor_fails_and_says_what_to_install_where_nothing_is_there(tmp_path):
 def test_bad_command_lines_say_what_is_wrong(args, message):
     proc = tilebridge(*args)
     assert proc.returncode != 0 and message in proc.stdout + proc.stderr
+
+
+def meta(out):
+    import json
+
+    return json.loads((out / "tilebridge.json").read_text())["kernels"]
+
+
+def test_translate_with_dtypes_launches_and_lifted_gathers(tmp_path):
+    vector_add = str(REPO / "examples" / "vector_add.py")
+    assert tilebridge("translate", vector_add, "-o", str(tmp_path / "plain")).returncode == 0
+    assert meta(tmp_path / "plain")["vector_add"]["dtypes"] == {"E0": ["f32", "f16", "bf16"]}
+    proc = tilebridge("translate", vector_add, "--dtype", "a=f16", "-o", str(tmp_path / "f16"))
+    assert proc.returncode == 0, proc.stderr
+    assert meta(tmp_path / "f16")["vector_add"]["dtypes"] == {"E0": ["f16"]}
+    log = tmp_path / "launches.jsonl"
+    arg = {"dtype": "float64", "shape": [8], "strides": [1]}
+    log.write_text('{"file": "vector_add.py", "kernel": "vector_add", "args": {"a": %s, "b": %s, "c": %s, "TILE": 8}}\n'
+                   % ((__import__("json").dumps(arg),) * 3))
+    proc = tilebridge("translate", vector_add, "--launches", str(log), "-o", str(tmp_path / "recorded"))
+    assert proc.returncode == 0, proc.stderr
+    assert "f64" in meta(tmp_path / "recorded")["vector_add"]["dtypes"]["E0"]
+    gathers = str(REPO / "tests" / "fixtures" / "gathers.py")
+    for flag, name in (([], "rows"), (["--lift-gathers"], "lifted")):
+        proc = tilebridge("translate", gathers, *flag, "-o", str(tmp_path / name))
+        assert proc.returncode == 0, proc.stderr
+    # a gather of whole tiles at the block's index: through pointers, or lifted to a partition load
+    assert "gathers from 'x' through pointers" in meta(tmp_path / "rows")["regathered"]["unsafe_reasons"]
+    assert "gathers from 'x' through pointers" not in meta(tmp_path / "lifted")["regathered"]["unsafe_reasons"]
+
+
+def test_translate_partial_lists_what_it_left_out(tmp_path):
+    source = tmp_path / "half.py"
+    source.write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef good(x, y, TILE: ct.Constant[int]):\n"
+                      "    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)))\n\n\n"
+                      "@ct.kernel\ndef bad(x, TILE: ct.Constant[int]):\n    ct.no_such_op(x)\n")
+    proc = tilebridge("translate", str(source), "-o", str(tmp_path / "all"))
+    assert proc.returncode == 1 and "half.py:11:" in proc.stderr and "no_such_op" in proc.stderr
+    assert not (tmp_path / "all").exists(), "a failed translation writes nothing"
+    proc = tilebridge("translate", str(source), "--partial", "-o", str(tmp_path / "some"))
+    assert proc.returncode == 0 and "left out bad: half.py:11:" in proc.stdout, proc.stdout + proc.stderr
+    assert list(meta(tmp_path / "some")) == ["good"]
+
+
+def test_a_launch_log_that_is_not_one_is_a_clear_error(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"kernel": "vector_add"}\n')
+    proc = tilebridge("translate", str(REPO / "examples" / "vector_add.py"), "--launches", str(log), "-o",
+                      str(tmp_path / "out"))
+    assert proc.returncode == 1 and "not a launch log" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_fuzz_reports_each_outcome(tmp_path):
+    proc = tilebridge("fuzz", "--count", "6", "--seed", "5", "-o", str(tmp_path / "fuzz_5.py"))
+    assert proc.returncode == 0, proc.stderr
+    assert "6 kernels" in proc.stdout and "disagree" in proc.stdout and (tmp_path / "fuzz_5.py").exists()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import ir
+from ..errors import TranslationError
 from ..dtypes import from_torch
 
 
@@ -47,13 +48,20 @@ def read(paths: Iterable[str | Path]) -> list[Launch]:
     duplicates dropped."""
     seen: dict[str, Launch] = {}
     for path in paths:
-        text = Path(path).read_text()
         try:
-            records = json.loads(text)["launches"]  # a document
-        except json.JSONDecodeError:  # JSON lines
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
-        for r in records:
-            seen.setdefault(json.dumps(r, sort_keys=True), Launch(r["file"], r["kernel"], r["args"], r.get("hints", {})))
+            text = Path(path).read_text()
+            try:
+                document = json.loads(text)
+                # a document of launches, or a log of one line
+                records = document["launches"] if "launches" in document else [document]
+            except json.JSONDecodeError:  # JSON lines
+                records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            for r in records:
+                seen.setdefault(json.dumps(r, sort_keys=True),
+                                Launch(r["file"], r["kernel"], r["args"], r.get("hints", {})))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise TranslationError(f"{path}: not a launch log (JSON lines of file, kernel, args, as "
+                                   f"tests/gpu/tilegym_plugin.py writes them): {type(e).__name__}: {e}") from None
     return list(seen.values())
 
 
