@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
@@ -159,10 +158,10 @@ def test_bad_launch_through_handles_leaves_them_ready(ext, case, change, error, 
 
 
 def test_input_not_contiguous_where_the_kernel_gathers():
-    from installed import load_current
+    from installed import FIXTURES, load_current
 
     pytest.importorskip("tilebridge_fixtures", reason="carried by the GPU rounds")
-    fixtures = load_current("tilebridge_fixtures", [Path(__file__).parents[1] / "fixtures" / "checked_ops.py"])
+    fixtures = load_current("tilebridge_fixtures", FIXTURES)
     x = torch.randn(64, 64, device="cuda")
     y = torch.zeros(64, 64, device="cuda")
     with pytest.raises(tb.ArgumentError, match=r"stride 64 in its last dimension.*\.contiguous\(\)"):

@@ -1,14 +1,22 @@
-"""The fixtures that carry inputs (`cases(torch)`), each case through cuTile Python and the Rust
-extension `tilebridge_fixtures`, compared: integer bit operations, extract, n-D transposes,
-prefix sums, index arrays, 0-d tiles, padded 2-D gathers, ct.matmul and lists of arrays."""
-
-from pathlib import Path
+"""The fixtures, each with inputs (`cases(torch)`), every case through cuTile Python and the Rust
+extension `tilebridge_fixtures` (built from all of them), compared: integer bit operations,
+extract, n-D transposes, prefix sums, index arrays, 0-d tiles, padded 2-D gathers, ct.matmul,
+lists of arrays (checked_ops); constant and runtime branches, early exits (control_flow);
+rounding modes, hints, integer division and remainder, tf32 mma (math_ops); gathers and scatters
+(gathers); grid-stride loops and unchecked stores (unchecked_stores)."""
 
 import pytest
 
 from tilebridge.verifier.check import load_cases, run_case
 
-FIXTURES = [Path(__file__).resolve().parents[1] / "fixtures" / "checked_ops.py"]
+from installed import FIXTURES
+
+# Cases per file: a case that stops being yielded (or run) must not pass unnoticed.
+CASES = {"checked_ops": 14, "control_flow": 19, "math_ops": 12, "gathers": 5, "unchecked_stores": 5}
+# Every case must be bitwise: the exact ones are chosen so (small integers, one rounding per value),
+# and the others (exp, approximate division and tanh, tf32 mma of random values) compile to the same
+# operations as cuTile Python's, which the H200 round of 2026-12-04 showed bitwise. A tolerance would
+# hide an fma not taken or an f16 step where cuTile Python computes in f32.
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +32,5 @@ def test_fixture_cases_match_cutile_python(fixtures_ext, path):
     results = [run_case(fixtures_ext, kernel, grid, args) for kernel, grid, args in load_cases(path)]
     for r in results:
         print(r)
-    # Fourteen cases: a case that stops being yielded (or run) must not pass unnoticed. Each is
-    # chosen to be exact (small integers, one rounding per value), so each must be bitwise: a
-    # tolerance would hide an fma not taken or an f16 step where cuTile Python computes in f32.
-    assert len(results) == 14 and all(r.ok for r in results), "\n".join(str(r) for r in results)
+    assert len(results) == CASES[path.stem] and all(r.ok for r in results), "\n".join(str(r) for r in results)
     assert all(o.bitwise for r in results for o in r.outputs), "\n".join(str(r) for r in results)
