@@ -8,7 +8,11 @@ times only then. Prints ratios; it asserts nothing.
 """
 
 import argparse
+import os
 from pathlib import Path
+
+# cuTile Python's first launches compile from scratch, as cutile's do (its disk cache is off too).
+os.environ.setdefault("CUDA_TILE_CACHE_DIR", "off")
 
 import torch
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -105,6 +106,8 @@ def cmd_bench(args) -> int:
     if not _gpu_available():
         print("tilebridge bench needs a GPU", file=sys.stderr)
         return 2
+    # cuTile Python's first launches compile from scratch, as cutile's do (its disk cache is off too).
+    os.environ.setdefault("CUDA_TILE_CACHE_DIR", "off")
     target = args.files if len(args.files) > 1 else args.files[0]
     ext = build(target, module=_module(args), dtypes=_dtypes(args.dtype))
     rows = [time_case(ext, k, g, a, runs=args.runs) for path in args.files for k, g, a in load_cases(path)]

@@ -1,9 +1,12 @@
 """Benchmark: Rust extension vs cuTile Python, side by side in one run, same GPU, same inputs.
 
-For each case: kernel time by CUDA events (median of `runs` launches, each timed on
-its own behind a GPU sleep that hides the host's enqueue cost), the first-launch (JIT) wall time of each side, and the ratio
-Rust / cuTile Python. Host launch cost is measured on a tiny launch. Prints a table;
-nothing here passes or fails.
+For each case: the first launch of each side (JIT included: run with cuTile Python's disk cache
+off, `CUDA_TILE_CACHE_DIR=off`, as `tilebridge bench` and the benchmark scripts do, so both compile
+from scratch as cutile does), one launch of each compared (`check.run_case`: a timed kernel that
+computes something else is reported, not hidden), then kernel time by CUDA events: the median of
+`runs` launches, each behind an L2 flush and a GPU sleep that hides the host's enqueue cost, in
+three interleaved rounds. A case that fails on either side is listed with why, never dropped.
+Host launch cost is measured on a tiny launch. Prints a table; nothing here passes or fails.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .check import describe, kernel_name
+from .check import describe, kernel_name, run_case
 from ..runtime.launch import launch
 
 
@@ -21,10 +24,16 @@ from ..runtime.launch import launch
 class Timing:
     kernel: str
     description: str
-    first_py_s: float
-    first_rs_s: float
-    py_ms: float
-    rs_ms: float
+    first_py_s: float = 0.0
+    first_rs_s: float = 0.0
+    py_ms: float = 0.0
+    rs_ms: float = 0.0
+    agreement: str = ""  # "bitwise", "close", or how the outputs differ
+    error: str = ""  # the case could not be timed: which side failed, and why
+
+    @property
+    def timed(self) -> bool:
+        return not self.error
 
     @property
     def ratio(self) -> float:
@@ -36,11 +45,26 @@ class Timing:
 SLEEP_CYCLES = 1_000_000
 
 
+# Bytes written before each timed launch: more than any GPU's L2 (the H200's is 60 MiB), so no
+# launch finds its inputs in L2 where the one before left them.
+FLUSH_BYTES = 256 << 20
+_flush: list[Any] = []
+
+
+def _flush_l2() -> None:
+    import torch
+
+    if not _flush:
+        _flush.append(torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda"))
+    _flush[0].zero_()
+
+
 def _event_median(fn: Callable[[], None], runs: int) -> float:
     import torch
 
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(runs)]
     for start, end in pairs:
+        _flush_l2()
         torch.cuda._sleep(SLEEP_CYCLES)
         start.record()
         fn()
@@ -71,7 +95,20 @@ def time_case(ext, kernel: Any, grid: Any, args: tuple, runs: int = 50, warmup: 
     def rs() -> None:
         launch(ext, stream, grid, kernel, args)
 
-    first_py, first_rs = _first(py), _first(rs)
+    timing = Timing(kernel_name(kernel), describe(args))
+    for side, fn in (("cuTile Python", py), ("Rust", rs)):
+        try:
+            first = _first(fn)
+        except Exception as e:  # noqa: BLE001 - listed with the table, the other cases still run
+            timing.error = f"{side} failed: {type(e).__name__}: {str(e)[:200]}"
+            return timing
+        if side == "Rust":
+            timing.first_rs_s = first
+        else:
+            timing.first_py_s = first
+    verdict = run_case(ext, kernel, grid, args)
+    timing.agreement = ("bitwise" if verdict.ok and all(o.bitwise for o in verdict.outputs) else
+                        "close" if verdict.ok else f"DIFFERS: {verdict}")
     for _ in range(warmup):
         py()
         rs()
@@ -80,8 +117,8 @@ def time_case(ext, kernel: Any, grid: Any, args: tuple, runs: int = 50, warmup: 
     for _ in range(3):
         py_ms.append(_event_median(py, runs))
         rs_ms.append(_event_median(rs, runs))
-    return Timing(kernel_name(kernel), describe(args), first_py, first_rs, statistics.median(py_ms),
-                  statistics.median(rs_ms))
+    timing.py_ms, timing.rs_ms = statistics.median(py_ms), statistics.median(rs_ms)
+    return timing
 
 
 def host_overhead_direct_us(fn: Callable[[], None], launches: int = 2000) -> float:
@@ -110,10 +147,17 @@ def host_overhead_us(ext, kernel: Any, grid: Any, args: tuple, launches: int = 2
 
 
 def print_table(rows: list[Timing]) -> None:
-    print(f"{'kernel':<14} {'inputs':<46} {'JIT py s':>8} {'JIT rs s':>8} {'py ms':>9} {'rs ms':>9} {'rs/py':>6}")
+    print(f"{'kernel':<14} {'inputs':<46} {'JIT py s':>8} {'JIT rs s':>8} {'py ms':>9} {'rs ms':>9} {'rs/py':>6}  "
+          "outputs")
     for r in rows:
-        print(f"{r.kernel:<14} {r.description[:46]:<46} {r.first_py_s:>8.3f} {r.first_rs_s:>8.3f} "
-              f"{r.py_ms:>9.4f} {r.rs_ms:>9.4f} {r.ratio:>6.3f}")
-    if rows:
-        geo = statistics.geometric_mean(r.ratio for r in rows)
-        print(f"geomean rs/py over {len(rows)} cases: {geo:.3f}")
+        if r.timed:
+            print(f"{r.kernel:<14} {r.description[:46]:<46} {r.first_py_s:>8.3f} {r.first_rs_s:>8.3f} "
+                  f"{r.py_ms:>9.4f} {r.rs_ms:>9.4f} {r.ratio:>6.3f}  {r.agreement}")
+        else:
+            print(f"{r.kernel:<14} {r.description[:46]:<46} {'':>8} {'':>8} {'':>9} {'':>9} {'-':>6}  {r.error}")
+    timed = [r for r in rows if r.timed]
+    if timed:
+        geo = statistics.geometric_mean(r.ratio for r in timed)
+        failed = len(rows) - len(timed)
+        print(f"geomean rs/py over {len(timed)} cases: {geo:.3f}"
+              + (f" ({failed} case{'s' if failed > 1 else ''} failed, listed above)" if failed else ""))
