@@ -139,6 +139,11 @@ def _gpu_checks(root: Path | None) -> list[Check]:
             or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
         return [Check("CUDA driver (libcuda.so.1)", False, "loads, but finds no usable GPU", "launch")]
     driver = f"CUDA {version.value // 1000}.{version.value % 1000 // 10}"
+    try:  # the kernel module's release, as nvidia-smi reports it
+        m = re.search(r"Kernel Module\s+(?:for \S+\s+)?([\d.]+)", Path("/proc/driver/nvidia/version").read_text())
+        driver = f"driver {m.group(1)}, {driver}" if m else driver
+    except OSError:
+        pass
     checks = [Check("CUDA driver (CUDA 13.0 or newer)", version.value >= 13000, f"{driver}, {count.value} GPU(s)",
                     "launch")]
     archs = set()
