@@ -115,19 +115,32 @@ def kernels_in(target: Any) -> list[Any]:
     raise TypeError(f"expected a @ct.kernel object, a module or a file path, got {type(target).__name__}")
 
 
-def nested_kernels(path: str | Path) -> list[str]:
-    """`name (line N, inside f)` for each kernel a file defines inside a function or class, where
-    only the module's own names can be found."""
+@dataclass(frozen=True)
+class NestedKernel:
+    """A kernel a file defines inside a function or class, where only the module's own names can
+    be found."""
+
+    name: str
+    line: int
+    column: int
+    outer: str  # the outermost function or class around it
+
+    def __str__(self) -> str:
+        return f"{self.name} (line {self.line}, inside {self.outer})"
+
+
+def nested_kernels(path: str | Path) -> list[NestedKernel]:
     tree = ast.parse(Path(path).read_text())
-    found = []
-    for outer in ast.walk(tree):
+    found: dict[tuple[int, int], NestedKernel] = {}
+    for outer in tree.body:
         if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for node in ast.walk(outer):
                 if node is not outer and isinstance(node, ast.FunctionDef) and any(
                         ast.unparse(d.func if isinstance(d, ast.Call) else d).endswith("kernel")
                         for d in node.decorator_list):
-                    found.append(f"{node.name} (line {node.lineno}, inside {outer.name})")
-    return list(dict.fromkeys(found))
+                    found.setdefault((node.lineno, node.col_offset),
+                                     NestedKernel(node.name, node.lineno, node.col_offset + 1, outer.name))
+    return list(found.values())
 
 
 def load(kernel: Any) -> KernelSource:
@@ -162,6 +175,6 @@ def load_all(target: Any) -> list[KernelSource]:
         where = Path(target).name if isinstance(target, (str, Path)) else repr(target)
         if nested:
             raise TranslationError(f"{where}: its kernels are defined inside functions or classes, and tilebridge "
-                                   f"translates a file's module-level kernels only: {', '.join(nested)}")
+                                   f"translates a file's module-level kernels only: {', '.join(map(str, nested))}")
         raise TranslationError(f"no @ct.kernel functions found in {where}")
     return [load(k) for k in kernels]

@@ -99,8 +99,7 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     combos = [c for c in kir.launcher_combos() if c not in seen]
     report.beyond = max(0, len(combos) - MAX_COMBOS)
     combos = combos[:MAX_COMBOS]
-    guesses = [g for g in (specializations.guessed_constants(kir, r) for r in range(ROUNDS))
-               if not specializations.launcher_refusal(kir, g)]
+    guesses = specializations.accepted_guesses(kir)
     if combos and not guesses:
         report.unchecked = "the launcher refuses every ct.Constant value guessed"
     elif combos:

@@ -48,6 +48,29 @@ def guessed_constants(kir, round_: int) -> dict[str, Any]:
     return {c.name: GUESSES[kind(c)][round_] for c in kir.consts}
 
 
+def accepted_guesses(kir) -> list[dict[str, Any]]:
+    """The rounds of guessed ct.Constant values the launcher takes; where it refuses every round,
+    round 0 with single constants moved to another round's guess until it takes them (a latency in
+    1..10 and a flag that must stay False refuse every whole round); [] where nothing helps."""
+    rounds = [guessed_constants(kir, r) for r in range(len(GUESSES["int"]))]
+    taken = [g for g in rounds if launcher_refusal(kir, g) is None]
+    if taken or not rounds[0]:
+        return taken
+
+    def failing(constants: dict[str, Any]) -> set[int]:
+        values = {rust_name(name): value for name, value in constants.items()}
+        return {i for i, (cond, _) in enumerate(kir.launch_checks) if evaluate(cond, values) is False}
+
+    chosen = dict(rounds[0])
+    while failed := failing(chosen):
+        # one constant moved, clearing a check and breaking none that held
+        trials = ({**chosen, name: r[name]} for name in chosen for r in rounds[1:] if r[name] != chosen[name])
+        chosen = next((t for t in trials if failing(t) < failed), None)
+        if chosen is None:
+            return []
+    return [chosen]
+
+
 def launcher_refusal(kir, constants: dict[str, Any]) -> str | None:
     """Why the launcher refuses these ct.Constant values (a static assert, an untranslated branch),
     or None."""
@@ -138,8 +161,7 @@ def recorded(kir: ir.KernelIR, logged: list[launches.Launch]) -> list[Specializa
 
 
 def of_kernel(kir: ir.KernelIR, logged: list[launches.Launch]) -> list[Specialization | str]:
-    """`recorded`, or where none was recorded the default specialization: at the first round of
-    guessed constants the launcher takes (TileGym's bmm refuses a latency of 64)."""
-    rounds = [guessed_constants(kir, r) for r in range(len(GUESSES["int"]))]
-    constants = next((c for c in rounds if launcher_refusal(kir, c) is None), rounds[0])
+    """`recorded`, or where none was recorded the default specialization: at the first guess of
+    constants the launcher takes (`accepted_guesses`: TileGym's bmm refuses a latency of 64)."""
+    constants = next(iter(accepted_guesses(kir)), None)
     return recorded(kir, logged) or [default_specialization(kir, constants=constants)]
