@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -38,7 +39,8 @@ from .. import toolchain
 from ..toolchain import SlowCompile, tileiras as cubin
 from ..builder import wheel as builder
 from ..translator import cutile_frontend, frontend, ir, recorded_launches as launches, static_import
-from ..translator.specializations import Specialization, class_dtype, of_kernel as specializations
+from ..translator.specializations import (Specialization, accepted_guesses, class_dtype, default_specialization,
+                                          of_kernel as specializations, recorded as specializations_recorded)
 from ..translator.lower import lower_kernel as analyze, unstated_scalars
 from ..errors import TranslationError
 
@@ -79,6 +81,10 @@ class Row:
     refused: int = 0
     diffs: list[int] = field(default_factory=list)  # differing lines against cuTile Python, per specialization
     diff_ops: dict[str, int] = field(default_factory=dict)  # which operations differ ("+assert": only ours has it)
+    # Specializations whose Tile IR from cuTile Python could not be made (its export raised): ours
+    # reached cubin, but there is nothing to diff it against.
+    reference_failures: int = 0
+    unsafe_blocks: int = 0  # `unsafe` blocks in the kernel's generated Rust
 
     @property
     def safe(self) -> bool:
@@ -93,6 +99,9 @@ class Row:
 @dataclass
 class Report:
     rows: list[Row] = field(default_factory=list)
+    # Recorded launches that match no kernel of the library read (another version's: a kernel or
+    # a parameter that is not there), as `file:kernel(parameters)`.
+    unmatched: list[str] = field(default_factory=list)
 
     @property
     def through_cubin(self) -> int:
@@ -145,6 +154,13 @@ class Report:
         slowest = max(self.rows, key=lambda r: r.slowest_cubin, default=None)
         if slowest is not None and slowest.slowest_cubin:
             lines.append(f"slowest cubin: {slowest.slowest_cubin:.0f} s of tileiras ({slowest.file}:{slowest.kernel})")
+        diffs = [r.diff_lines for r in self.rows if r.diff_lines is not None]
+        lines.append(f"Tile IR against cuTile Python's: {sum(diffs)} differing lines in all (the largest "
+                     f"specialization's per kernel, normalized), over {len(diffs)} kernels; "
+                     f"{sum(r.reference_failures for r in self.rows)} specializations cuTile Python failed to export")
+        if self.unmatched:
+            lines.append(f"{len(self.unmatched)} recorded launches match no kernel here (another version's): "
+                         + ", ".join(sorted(set(self.unmatched))[:8]) + (" ..." if len(set(self.unmatched)) > 8 else ""))
         deferred = [f"{r.file}:{r.kernel}" for r in self.rows if r.deferred]
         if deferred:
             lines.append(f"{sum(r.deferred for r in self.rows)} specializations through Tile IR whose cubin was deferred "
@@ -157,6 +173,7 @@ class Report:
         return json.dumps({"through_cubin": self.through_cubin, "kernels": len(self.rows), "scopes": summary,
                            "operators_not_experimental": dict(zip(("through_cubin", "kernels"),
                                                                   self.count("operators", public=True))),
+                           "unmatched_launches": self.unmatched,
                            "rows": [asdict(r) for r in self.rows]}, indent=2) + "\n"
 
 
@@ -235,6 +252,7 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
     os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     report = Report()
     root = library_dir(target)
+    matched: set[int] = set()
     for path in sorted(root.rglob("*.py"), key=lambda p: (list(SCOPES).index(scope_of(p, root)), str(p))):
         if files and not any(fnmatch.fnmatch(path.stem, f) for f in files):
             continue
@@ -243,6 +261,14 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
         except Exception as e:  # a file we cannot even read statically
             report.rows.append(Row(path.name, "?", False, scope=scope_of(path, root), error=f"cannot read: {e}"))
             continue
+        for nested in frontend.nested_kernels(path):  # listed, not lost
+            report.rows.append(Row(path.name, nested.name, False, scope=scope_of(path, root), error=(
+                f"{path.name}:{nested.line}:{nested.column}: a kernel defined inside `{nested.outer}`: tilebridge "
+                f"translates module-level kernels only: `def {nested.name}`")))
+        for k in kernels:
+            params = set(inspect.signature(k._pyfunc).parameters)
+            matched.update(id(l) for l in recorded if (l.file, l.kernel) == (path.name, k._pyfunc.__name__)
+                           and set(l.args) == params)
         translated = []
         scalars: dict[str, list[str]] = {}  # unannotated scalars, each at i32 (below)
         for k in kernels:
@@ -278,12 +304,24 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
             for row, _, _ in translated:
                 row.error = f"build failed: {_first_error(str(e))}"
             continue
+        generated = (ext.crate_dir / "src" / "tile_kernels.rs").read_text()
         for row, k, kir in translated:
             row.built = True
+            row.unsafe_blocks = unsafe_blocks(generated, kir.name)
             if progress:
                 print(f"tilebridge coverage: {path.name}: {kir.name}", file=sys.stderr, flush=True)
             compile_all(row, ext_module, k, kir, recorded, cubin_limit)
+    report.unmatched = [f"{l.file}:{l.kernel}({', '.join(sorted(l.args))})" for l in recorded if id(l) not in matched
+                        and (not files or any(fnmatch.fnmatch(Path(l.file).stem, f) for f in files))]
     return report
+
+
+def unsafe_blocks(generated: str, kernel: str) -> int:
+    """The `unsafe` blocks in one kernel's entry function of a generated tile_kernels.rs."""
+    start = generated.index(f"    fn {kernel}<") if f"    fn {kernel}<" in generated else generated.index(
+        f"    fn {kernel}(")
+    end = generated.find("#[cutile::entry", start)
+    return len(re.findall(r"\bunsafe \{", generated[start:None if end < 0 else end]))
 
 
 def one_dtype_per_array(kirs: list[ir.KernelIR]) -> dict[str, list[str]]:
@@ -306,6 +344,8 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
     cuTile Python's Tile IR for the same specialization; fills in `row`. Specializations compile
     side by side (cutile's frontend releases the GIL, tileiras is a process of its own)."""
     specs = specializations(kir, recorded)
+    if not specializations_recorded(kir, recorded):
+        specs = [_default_cutile_takes(kernel, kir) or specs[0]]
     refused = [s for s in specs if isinstance(s, str)]  # as cuTile Python would fail to compile them
     compiled = [s for s in specs if not isinstance(s, str)]
     row.refused, row.specializations = len(refused), len(compiled)
@@ -318,6 +358,7 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
         if error is _DEFERRED:
             row.deferred += 1
             continue
+        row.reference_failures += error.startswith(_REFERENCE)
         if changed is not None:
             row.diffs.append(len(changed))
             if len(row.diffs) == 1:  # the first specialization's, op by op
@@ -332,7 +373,29 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
 
 
 _EXPORT = threading.Lock()  # cuTile Python's compiler, one export at a time
+DEFAULT_TRIES = 12
+
+
+def _default_cutile_takes(kernel: Any, kir) -> Specialization | None:
+    """Where no launch was recorded: the first default specialization (f16 first, then the other
+    dtype combinations the launcher takes, at each guess of constants it takes) that cuTile Python
+    compiles too; None where none of the first DEFAULT_TRIES does. A kernel whose output dtype
+    follows a constant (TileGym's fp8 matmul stores f32 unless OUTPUT_DTYPE says otherwise) has no
+    f16 default."""
+    first = tuple(class_dtype(c) for c in kir.dtype_classes)
+    combos = sorted(kir.launcher_combos(), key=lambda combo: combo != first)
+    tries = [(combo, g) for g in accepted_guesses(kir) or [None] for combo in combos][:DEFAULT_TRIES]
+    for combo, guess in tries:
+        spec = default_specialization(kir, combo, guess)
+        try:
+            with _EXPORT:
+                python_tile_ir(kernel, spec)
+            return spec
+        except Exception:  # noqa: BLE001 - cuTile Python rejects this one: the next
+            continue
+    return None
 _DEFERRED = "cubin deferred: tileiras over the limit"
+_REFERENCE = "cuTile Python's export failed: "
 
 
 def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization,
@@ -353,7 +416,10 @@ def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization,
             return stage, None, _DEFERRED, 0.0
         stage, seconds = 2, time.monotonic() - start
         with _EXPORT:
-            theirs = normalize(python_tile_ir(kernel, spec))
+            try:
+                theirs = normalize(python_tile_ir(kernel, spec))
+            except Exception as e:  # counted apart: ours compiled, but there is nothing to diff it against
+                return stage, None, f"{_REFERENCE}{type(e).__name__}: {e}"[:300], seconds
         ours = normalize(disasm(bytecode))
         return stage, [d for d in difflib.unified_diff(theirs, ours, lineterm="", n=0)
                        if d[:1] in "+-" and not d.startswith(("+++", "---"))], "", seconds
