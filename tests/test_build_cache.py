@@ -119,8 +119,6 @@ def test_the_build_key_does_not_depend_on_where_the_checkout_is_nor_on_rustfmt(t
 
     copy = tmp_path / "elsewhere"
     shutil.copytree(REPO / "python", copy / "python", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    shutil.copytree(REPO / "crates", copy / "crates", ignore=shutil.ignore_patterns("target"))
-    shutil.copy(REPO / "Cargo.lock", copy / "Cargo.lock")
     code = ("from tilebridge.builder import wheel; import sys; "
             "print(wheel.RUNTIME_CRATE, wheel.expected_key([sys.argv[1]], module='keyed_rs')[1])")
     keys = []
@@ -131,6 +129,6 @@ def test_the_build_key_does_not_depend_on_where_the_checkout_is_nor_on_rustfmt(t
                               env={**os.environ, "PYTHONPATH": str(root / "python"), "PATH": path})
         assert proc.returncode == 0, proc.stderr
         crate, key = proc.stdout.split()
-        assert crate == str(root / "crates" / "tilebridge-runtime")
+        assert crate == str(root / "python" / "tilebridge" / "runtime" / "crate")
         keys.append(key)
     assert keys[0] == keys[1]

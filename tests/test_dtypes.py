@@ -6,12 +6,12 @@ import pytest
 
 from tilebridge import dtypes
 
-from conftest import REPO
+from tilebridge.builder.wheel import RUNTIME_CRATE
 
 
 def runtime_torch_dtypes() -> dict[str, str]:
-    """`TORCH_DTYPES` of crates/tilebridge-runtime/src/array.rs: torch name -> `DTypeId` variant."""
-    text = (REPO / "crates" / "tilebridge-runtime" / "src" / "array.rs").read_text()
+    """`TORCH_DTYPES` of the runtime crate's src/array.rs: torch name -> `DTypeId` variant."""
+    text = (RUNTIME_CRATE / "src" / "array.rs").read_text()
     table = re.search(r"const TORCH_DTYPES: \[\(&str, ElemType\); (\d+)\] = \[(.*?)\];", text, re.S)
     assert table, "array.rs has no TORCH_DTYPES table"
     rows = re.findall(r'\("(\w+)",\s*DTypeId::(\w+)\)', table.group(2))

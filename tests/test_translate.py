@@ -148,8 +148,8 @@ def test_reads_a_file_that_cannot_be_imported_here():
 
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo not installed")
 def test_runtime_crate_is_rustfmt_clean():
-    proc = subprocess.run(["cargo", "fmt", "--check", "-p", "tilebridge-runtime"], cwd=REPO, capture_output=True,
-                          text=True)
+    proc = subprocess.run(["cargo", "fmt", "--check", "--manifest-path", str(RUNTIME_CRATE / "Cargo.toml")],
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
 
 

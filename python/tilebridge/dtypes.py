@@ -2,7 +2,7 @@
 tilebridge, `f16`), in cuTile Python (`ct.float16`), in torch and NumPy (`float16`), and in the
 runtime crate (`ElemType::F16`), with the rules that depend on the dtype alone.
 
-The runtime crate's own table (`crates/tilebridge-runtime/src/array.rs`, `TORCH_DTYPES`) must
+The runtime crate's own table (`runtime/crate/src/array.rs`, `TORCH_DTYPES`) must
 list the same torch names and variants; a test holds the two together.
 """
 

@@ -32,9 +32,10 @@ from .cubins import compile_all
 from ..errors import BuildError
 from ..metadata import ExtensionMetadata, build_key_of
 
-REPO = Path(__file__).resolve().parents[3]
-RUNTIME_CRATE = REPO / "crates" / "tilebridge-runtime"
-LOCKFILE = REPO / "Cargo.lock"
+# The runtime crate every generated crate links, and the lock file of the dependency versions it
+# was tested with: inside the package, so an installed tilebridge builds as a checkout does.
+RUNTIME_CRATE = Path(__file__).resolve().parents[1] / "runtime" / "crate"
+LOCKFILE = RUNTIME_CRATE / "Cargo.lock"
 STAMP = "BUILD_OK"
 
 
@@ -49,10 +50,12 @@ class BuildResult:
 
 
 def _runtime_sources() -> list[Path]:
-    if not RUNTIME_CRATE.is_dir():
-        raise BuildError(f"the tilebridge-runtime crate is missing at {RUNTIME_CRATE}; install tilebridge from "
-                         "a source checkout (pip install -e .)")
-    return sorted(p for p in RUNTIME_CRATE.rglob("*") if p.is_file() and "target" not in p.parts)
+    """The runtime crate's files (its lock file among them)."""
+    if not (RUNTIME_CRATE / "Cargo.toml").is_file():
+        raise BuildError(f"the tilebridge-runtime crate is missing at {RUNTIME_CRATE}: this tilebridge was installed "
+                         "without its package data; reinstall it (pip install --force-reinstall tilebridge)")
+    return sorted(p for p in RUNTIME_CRATE.rglob("*")
+                  if p.is_file() and not {"target", "__pycache__"} & set(p.relative_to(RUNTIME_CRATE).parts))
 
 
 def build_key(crate: CrateFiles) -> str:
@@ -66,8 +69,8 @@ def build_key(crate: CrateFiles) -> str:
         if name == "Cargo.toml":
             text = text.replace(RUNTIME_CRATE.as_posix(), "<tilebridge-runtime>")
         h.update(name.encode() + b"\0" + text.encode() + b"\0")
-    for path in _runtime_sources() + ([LOCKFILE] if LOCKFILE.exists() else []):
-        h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in _runtime_sources():
+        h.update(path.relative_to(RUNTIME_CRATE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -86,8 +89,7 @@ def write_crate(crate: CrateFiles, crate_dir: Path, key: str) -> None:
             path = tmp / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-        if LOCKFILE.exists():  # the same dependency versions as the runtime crate was tested with
-            shutil.copy(LOCKFILE, tmp / "Cargo.lock")
+        shutil.copy(LOCKFILE, tmp / "Cargo.lock")  # the dependency versions the runtime crate was tested with
         if crate_dir.exists():
             shutil.rmtree(crate_dir)
         tmp.rename(crate_dir)
@@ -239,8 +241,8 @@ def expected_key(target: Any, *, module: str | None = None,
     """The crate building `target` would write, and its build key; needs no compiler. `build`
     takes the crate back (`crate=`) rather than translate again.
 
-    The key is None where tilebridge was installed without its Rust sources (a wheel):
-    such an install can use prebuilt extensions but cannot build new ones.
+    The key is None where tilebridge's runtime crate is missing (an install stripped of its
+    package data): such an install can use prebuilt extensions but cannot build new ones.
     """
     crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE)
-    return crate, build_key(crate) if RUNTIME_CRATE.is_dir() else None
+    return crate, build_key(crate) if (RUNTIME_CRATE / "Cargo.toml").is_file() else None
