@@ -47,18 +47,22 @@ def test_a_fresh_environment_installs_the_wheel_then_builds_and_imports_an_examp
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True)
+    # Nothing of the checkout or of the test's environment on the path (pip would take a tilebridge
+    # it finds there for installed).
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], env=env, capture_output=True,
+                          text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     work = tmp_path / "work"
     work.mkdir()
     (work / "vector_add.py").write_text((REPO / "examples" / "vector_add.py").read_text())
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
     proc = subprocess.run([str(venv / "bin" / "tilebridge"), "build", "vector_add.py", "-m", "packaged_vector_add_rs"],
                           cwd=work, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    check = ("import tilebridge, packaged_vector_add_rs as m\n"
+    check = ("import tilebridge\n"
              "assert 'site-packages' in tilebridge.__file__, tilebridge.__file__\n"
+             "m = tilebridge.load('packaged_vector_add_rs')  # points cutile at the installed wheels' tileiras\n"
              "ir, _ = m._compile_only('vector_add', ['f32', '1024'], [('a', [1]), ('b', [1]), ('c', [1])], 'sm_90')\n"
              "print('entry @vector_add_entry' in ir)\n")
     proc = subprocess.run([str(python), "-c", check], cwd=work, env=env, capture_output=True, text=True)
