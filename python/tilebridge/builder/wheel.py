@@ -6,7 +6,7 @@ crate is written to a temporary folder and moved into place whole; the wheel is
 marked good (a stamp with its SHA-256) only after maturin succeeds, so nothing
 half-built or interrupted passes as good, and a wheel changed since is built again.
 Builds of one folder take a lock: a second process waits for the first and then
-finds its build.
+finds its build (and its install).
 """
 
 from __future__ import annotations
@@ -174,8 +174,8 @@ def build(
             _stamp(crate_dir, wheel)
         elif cubins:
             compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
-    if install and installed_key(crate.module) != key:
-        install_wheel(wheel, quiet=quiet)
+        if install and installed_key(crate.module) != key:  # one pip at a time, too
+            install_wheel(wheel, quiet=quiet)
     return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh, skipped=crate.skipped)
 
 
