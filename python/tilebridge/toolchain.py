@@ -17,9 +17,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-_WHEELS = ("nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-curand", "nvidia-cuda-tileiras", "nvidia-nvvm",
-           "nvidia-cuda-nvcc")
-
 
 def cuda_root() -> Path | None:
     """The CUDA tree to use: $CUDA_TOOLKIT_PATH if set, else the wheels' nvidia/cu13."""
