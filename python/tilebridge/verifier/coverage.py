@@ -317,11 +317,13 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
 
 
 def unsafe_blocks(generated: str, kernel: str) -> int:
-    """The `unsafe` blocks in one kernel's entry function of a generated tile_kernels.rs."""
-    start = generated.index(f"    fn {kernel}<") if f"    fn {kernel}<" in generated else generated.index(
-        f"    fn {kernel}(")
-    end = generated.find("#[cutile::entry", start)
-    return len(re.findall(r"\bunsafe \{", generated[start:None if end < 0 else end]))
+    """The `unsafe` blocks in one kernel's entry function of a generated tile_kernels.rs; -1 where
+    the entry is not found."""
+    found = re.search(rf"^    fn {re.escape(kernel)}[<(]", generated, re.M)
+    if found is None:
+        return -1
+    end = generated.find("#[cutile::entry", found.start())
+    return len(re.findall(r"\bunsafe \{", generated[found.start():None if end < 0 else end]))
 
 
 def one_dtype_per_array(kirs: list[ir.KernelIR]) -> dict[str, list[str]]:
