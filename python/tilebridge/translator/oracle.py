@@ -32,9 +32,8 @@ from .frontend import KernelSource
 from .rust_syntax import rust_name
 from ..errors import TranslationError
 
-# Guesses of ct.Constant values tried per dtype combination (`specializations.guessed_constants`):
+# Guesses of ct.Constant values are tried per dtype combination (`specializations.accepted_guesses`):
 # a combination is rejected only where cuTile Python rejects it at every one the launcher takes.
-ROUNDS = len(specializations.GUESSES["int"])
 # At most this many dtype combinations are checked per kernel (the first, in launcher order).
 MAX_COMBOS = int(os.environ.get("TILEBRIDGE_ORACLE_MAX_COMBOS", "27"))
 

@@ -346,13 +346,16 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
     cuTile Python's Tile IR for the same specialization; fills in `row`. Specializations compile
     side by side (cutile's frontend releases the GIL, tileiras is a process of its own)."""
     specs = specializations(kir, recorded)
+    reference = None  # cuTile Python's Tile IR of the one default specialization, where already made
     if not specializations_recorded(kir, recorded):
-        specs = [_default_cutile_takes(kernel, kir) or specs[0]]
+        found = _default_cutile_takes(kernel, kir)
+        specs, reference = ([found[0]], found[1]) if found else (specs, None)
     refused = [s for s in specs if isinstance(s, str)]  # as cuTile Python would fail to compile them
     compiled = [s for s in specs if not isinstance(s, str)]
     row.refused, row.specializations = len(refused), len(compiled)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        results = list(pool.map(lambda spec: _compile(ext_module, kernel, kir, spec, cubin_limit), compiled))
+        results = list(pool.map(lambda spec: _compile(ext_module, kernel, kir, spec, cubin_limit, reference),
+                                compiled))
     for spec, (stage, changed, error, seconds) in zip(compiled, results):
         row.slowest_cubin = max(row.slowest_cubin, seconds)
         row.tile_irs += stage >= 1
@@ -376,14 +379,16 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
 
 _EXPORT = threading.Lock()  # cuTile Python's compiler, one export at a time
 DEFAULT_TRIES = 12
+_DEFERRED = "cubin deferred: tileiras over the limit"
+_REFERENCE = "cuTile Python's export failed: "
 
 
-def _default_cutile_takes(kernel: Any, kir) -> Specialization | None:
+def _default_cutile_takes(kernel: Any, kir) -> tuple[Specialization, str] | None:
     """Where no launch was recorded: the first default specialization (f16 first, then the other
     dtype combinations the launcher takes, at each guess of constants it takes) that cuTile Python
-    compiles too; None where none of the first DEFAULT_TRIES does. A kernel whose output dtype
-    follows a constant (TileGym's fp8 matmul stores f32 unless OUTPUT_DTYPE says otherwise) has no
-    f16 default."""
+    compiles too, with its Tile IR there; None where none of the first DEFAULT_TRIES does. A kernel
+    whose output dtype follows a constant (TileGym's fp8 matmul stores f32 unless OUTPUT_DTYPE says
+    otherwise) has no f16 default."""
     first = tuple(class_dtype(c) for c in kir.dtype_classes)
     combos = sorted(kir.launcher_combos(), key=lambda combo: combo != first)
     tries = [(combo, g) for g in accepted_guesses(kir) or [None] for combo in combos][:DEFAULT_TRIES]
@@ -391,20 +396,18 @@ def _default_cutile_takes(kernel: Any, kir) -> Specialization | None:
         spec = default_specialization(kir, combo, guess)
         try:
             with _EXPORT:
-                python_tile_ir(kernel, spec)
-            return spec
+                return spec, python_tile_ir(kernel, spec)
         except Exception:  # noqa: BLE001 - cuTile Python rejects this one: the next
             continue
     return None
-_DEFERRED = "cubin deferred: tileiras over the limit"
-_REFERENCE = "cuTile Python's export failed: "
 
 
-def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization,
-             cubin_limit: float | None = None) -> tuple[int, list[str] | None, str, float]:
+def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization, cubin_limit: float | None = None,
+             reference: str | None = None) -> tuple[int, list[str] | None, str, float]:
     """One specialization: (stages reached: 1 Tile IR, 2 cubin; the differing lines against cuTile
     Python's Tile IR, or None; the first error, "" for none, or _DEFERRED where tileiras ran over
-    `cubin_limit`; the seconds tileiras took to make the cubin, 0 where it made none)."""
+    `cubin_limit`; the seconds tileiras took to make the cubin, 0 where it made none). `reference`:
+    cuTile Python's Tile IR of `spec`, where already made."""
     stage, seconds = 0, 0.0
     try:
         _, bytecode = ext_module._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
@@ -417,11 +420,13 @@ def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization,
                 raise
             return stage, None, _DEFERRED, 0.0
         stage, seconds = 2, time.monotonic() - start
-        with _EXPORT:
-            try:
-                theirs = normalize(python_tile_ir(kernel, spec))
-            except Exception as e:  # counted apart: ours compiled, but there is nothing to diff it against
-                return stage, None, f"{_REFERENCE}{type(e).__name__}: {e}"[:300], seconds
+        if reference is None:
+            with _EXPORT:
+                try:
+                    reference = python_tile_ir(kernel, spec)
+                except Exception as e:  # counted apart: ours compiled, but there is nothing to diff it against
+                    return stage, None, f"{_REFERENCE}{type(e).__name__}: {e}"[:300], seconds
+        theirs = normalize(reference)
         ours = normalize(disasm(bytecode))
         return stage, [d for d in difflib.unified_diff(theirs, ours, lineterm="", n=0)
                        if d[:1] in "+-" and not d.startswith(("+++", "---"))], "", seconds
