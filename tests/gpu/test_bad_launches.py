@@ -207,8 +207,21 @@ def test_handle_dropped_while_lent_keeps_its_memory(ext):
     del scratch
 
 
+AFTER = """
+try:
+    ext.vector_add((4,), a, a, c, TILE=1024)
+    print("after: ran")
+except tb.TilebridgeError as e:
+    print("after:", type(e).__name__, e)
+print("exit")
+"""
+
+
 def run_alone(body: str) -> subprocess.CompletedProcess:
-    script = "import torch, tilebridge as tb\next = tb.load('tilebridge_examples')\n" + textwrap.dedent(body)
+    """`body` in a process of its own, then one more launch on its arrays `a` and `c` (it prints
+    "after: ran" or "after: <exception>"), then "exit"."""
+    script = ("import torch, tilebridge as tb\next = tb.load('tilebridge_examples')\n" + textwrap.dedent(body)
+              + AFTER)
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
 
 
@@ -228,12 +241,6 @@ def test_a_fault_on_the_gpu_is_an_exception_naming_the_kernel():
             print("fault: none")
         except tb.DeviceError as e:
             print("fault:", e)
-        try:
-            ext.vector_add((4,), a, a, c, TILE=1024)
-            print("after: ran")
-        except tb.TilebridgeError as e:
-            print("after:", type(e).__name__, e)
-        print("exit")
     """)
     assert proc.returncode == 0, proc.stderr
     lines = dict(line.split(": ", 1) for line in proc.stdout.splitlines() if ": " in line)
@@ -254,12 +261,6 @@ def test_a_launch_after_the_context_was_reset_raises_and_does_not_abort():
         torch.cuda.synchronize()
         libcuda = ctypes.CDLL("libcuda.so.1")
         print("reset:", libcuda.cuDevicePrimaryCtxReset_v2(0))
-        try:
-            ext.vector_add((4,), a, a, c, TILE=1024)
-            print("after: ran")
-        except tb.TilebridgeError as e:
-            print("after:", type(e).__name__, e)
-        print("exit")
     """)
     assert proc.returncode == 0, proc.stderr
     assert "reset: 0" in proc.stdout and proc.stdout.rstrip().endswith("exit"), proc.stdout + proc.stderr
