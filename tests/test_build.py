@@ -15,6 +15,8 @@ from tilebridge import toolchain
 from tilebridge.metadata import ExtensionMetadata, ParamMetadata
 from tilebridge.verifier import coverage
 
+from conftest import EXAMPLES, REPO
+
 pytestmark = pytest.mark.slow
 
 # (generics in declaration order, static stride patterns) for one specialization of each example.
@@ -135,7 +137,6 @@ def test_cubins_at_build_compile_every_checked_specialization_or_name_what_fails
     """`--cubins`: every specialization the check against cuTile Python accepted goes through
     tileiras before the wheel counts; a kernel tileiras rejects is a BuildError that names it and
     the specialization (here a tileiras that rejects everything, the rest of the toolkit real)."""
-    from conftest import EXAMPLES
 
     target = [str(p) for p in EXAMPLES]
     result = tbuild.build(target, module="tilebridge_examples", install=False, quiet=True, cubins=True)
@@ -160,8 +161,8 @@ def test_cubins_at_build_compile_every_checked_specialization_or_name_what_fails
 
 def test_a_slow_tileiras_is_deferred_not_failed(examples_ext, monkeypatch):
     """Coverage with a cubin limit: a specialization whose tileiras runs longer still counts its
-    Tile IR, and its cubin is deferred (counted apart), never a failure; without a limit it compiles."""
-    from conftest import REPO
+    Tile IR, and its cubin is deferred (counted apart), never a failure; without a limit it
+    compiles; one listed as slow is deferred without running tileiras."""
     from tilebridge.translator import frontend, lower
     from tilebridge.translator.frontend import import_file
 
@@ -177,6 +178,14 @@ def test_a_slow_tileiras_is_deferred_not_failed(examples_ext, monkeypatch):
     assert (slow.tile_irs, slow.cubins, slow.deferred, slow.cubin_or_deferred, slow.error) == (1, 0, 1, True, "")
     assert (plain.tile_irs, plain.cubins, plain.deferred, plain.cubin) == (1, 1, 0, True)
     assert "1 specializations through Tile IR whose cubin was deferred" in coverage.Report([slow]).table()
+
+    # Listed as slow: its Tile IR is made and checked, and tileiras does not run at all.
+    assert re.fullmatch(r"vector_add\.py:vector_add\[f16 \d+\]", *slow.deferred_specs)
+    listed = coverage.Row("vector_add.py", "vector_add", False)
+    monkeypatch.setattr(coverage, "cubin", lambda *a, **k: pytest.fail("tileiras ran on a listed specialization"))
+    coverage.compile_all(listed, examples_ext, kernel, kir, [], slow=frozenset(slow.deferred_specs))
+    assert (listed.tile_irs, listed.cubins, listed.deferred, listed.cubin_or_deferred) == (1, 0, 1, True)
+    assert listed.deferred_specs == slow.deferred_specs
 
 
 def test_matmul_tile_ir_has_the_mma_loop(examples_ext, monkeypatch):
@@ -201,7 +210,6 @@ def test_divisor_constants_are_checked_positive(examples_ext):
 
 @pytest.fixture(scope="module")
 def control_flow_ext():
-    from conftest import REPO
 
     return tb.build(REPO / "tests" / "fixtures" / "control_flow.py", quiet=True)
 
@@ -264,7 +272,6 @@ def test_untranslatable_constant_branch_is_refused_at_launch(control_flow_ext):
 
 
 def test_math_modes_compile(monkeypatch):
-    from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "math_ops.py", quiet=True)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
@@ -304,7 +311,6 @@ def test_math_modes_compile(monkeypatch):
 
 def test_checked_ops_compile(monkeypatch):
     """Bit operations, extract and n-D transposes reach sm_90 (tests/gpu checks their numbers)."""
-    from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
@@ -348,7 +354,6 @@ def test_checked_ops_compile(monkeypatch):
 
 
 def test_index_arrays_take_integers_and_unused_parameters_anything():
-    from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
     ids, counts = FakeCudaArray((1000,), "<i8"), FakeCudaArray((32,), "<i4", ptr=0x7100_0000)
@@ -365,7 +370,6 @@ def test_index_arrays_take_integers_and_unused_parameters_anything():
 def test_an_unannotated_scalar_is_an_int_or_a_float_as_launched():
     """One launcher, a variant per type of `s` (cuTile Python specializes on it): an int and a float
     both pass every check (to the missing GPU), anything else is an ArgumentError naming it."""
-    from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["scale_by_number"]
@@ -383,7 +387,6 @@ def test_an_unannotated_scalar_is_an_int_or_a_float_as_launched():
 
 def test_lists_of_arrays_are_admitted_item_by_item():
     """Every item of a list is checked like an array argument, and named by its place in the list."""
-    from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "checked_ops.py", quiet=True)
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["grouped_double"]
@@ -407,7 +410,6 @@ def test_lists_of_arrays_are_admitted_item_by_item():
 
 
 def test_unchecked_outputs_compile_and_say_why(monkeypatch):
-    from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "unchecked_stores.py", quiet=True)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
@@ -442,8 +444,19 @@ def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):
         examples_ext._compile_only("nope", [], [], "sm_90")
 
 
+@pytest.mark.parametrize("target", ["examples", "control_flow", "math_ops", "checked_ops", "unchecked_stores",
+                                    "gathers"])
+def test_generated_crates_build_without_compiler_warnings(examples_ext, target):
+    """rustc warns about nothing in a generated crate (the build log's warnings; TileGym's crates
+    are held to the same in tests/test_coverage.py). Built by the tests above: found, not rebuilt."""
+    paths = [str(p) for p in EXAMPLES] if target == "examples" else REPO / "tests" / "fixtures" / f"{target}.py"
+    result = tbuild.build(paths, module="tilebridge_examples" if target == "examples" else None, install=False,
+                          quiet=True)
+    assert (result.crate_dir / tbuild.BUILD_LOG).is_file()
+    assert result.warnings == []
+
+
 def test_unchanged_build_is_a_no_op(examples_ext):
-    from conftest import EXAMPLES
 
     t0 = time.perf_counter()
     result = tbuild.build([str(p) for p in EXAMPLES], module="tilebridge_examples", quiet=True)
@@ -452,7 +465,6 @@ def test_unchanged_build_is_a_no_op(examples_ext):
 
 
 def test_build_failure_shows_the_compiler_message(tmp_path):
-    from conftest import REPO
 
     crate = tb.translate(REPO / "examples" / "vector_add.py", module="broken_rs", runtime_path=tbuild.RUNTIME_CRATE)
     assert "let pid: i32" in crate.files["src/tile_kernels.rs"]
@@ -466,7 +478,6 @@ def test_build_failure_shows_the_compiler_message(tmp_path):
 
 
 def test_cli_build_and_check_without_gpu(capsys):
-    from conftest import EXAMPLES
     from tilebridge.cli import main
 
     assert main(["check", *map(str, EXAMPLES), "-m", "tilebridge_examples"]) == 0
@@ -498,7 +509,6 @@ def test_use_rust_routes_translated_kernels_and_leaves_the_rest(examples_ext, mo
 
 
 def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
-    from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "gathers.py", quiet=True)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
@@ -520,7 +530,6 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
 
 
 def test_gathered_arrays_need_a_contiguous_last_dimension(monkeypatch):
-    from conftest import REPO
 
     ext = tb.build(REPO / "tests" / "fixtures" / "gathers.py", quiet=True)
     x = FakeCudaArray((8, 1024), "<f2", 0x7000_0000, strides=(4096, 4))  # every other element

@@ -26,7 +26,7 @@ def maturin(monkeypatch):
         sleep = 0.0
         interrupt = False
 
-        def __call__(self, crate_dir, *, quiet=False):
+        def __call__(self, crate_dir, *, quiet=False, optimize=True):
             start = time.monotonic()
             if self.interrupt:
                 raise KeyboardInterrupt
@@ -132,3 +132,9 @@ def test_the_build_key_does_not_depend_on_where_the_checkout_is_nor_on_rustfmt(t
         assert crate == str(root / "python" / "tilebridge" / "runtime" / "crate")
         keys.append(key)
     assert keys[0] == keys[1]
+
+
+def test_an_unoptimized_build_has_a_key_of_its_own():
+    """Coverage builds its extensions at opt-level 0: such a build is never found for a user's."""
+    crate = tbuild.translate([str(VECTOR_ADD)], module="keyed_rs", runtime_path=tbuild.RUNTIME_CRATE)
+    assert tbuild.build_key(crate, optimize=False) != tbuild.build_key(crate)

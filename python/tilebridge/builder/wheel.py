@@ -15,12 +15,14 @@ import contextlib
 import fcntl
 import hashlib
 import importlib
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,7 @@ from ..metadata import ExtensionMetadata, build_key_of
 RUNTIME_CRATE = Path(__file__).resolve().parents[1] / "runtime" / "crate"
 LOCKFILE = RUNTIME_CRATE / "Cargo.lock"
 STAMP = "BUILD_OK"
+BUILD_LOG = "build.log"  # maturin's and the compiler's whole output, kept with the crate
 
 
 @dataclass
@@ -47,6 +50,7 @@ class BuildResult:
     key: str
     rebuilt: bool
     skipped: list[str] = field(default_factory=list)  # kernels a partial build left out, with why
+    warnings: list[str] = field(default_factory=list)  # the compiler's, one line each (`compiler_warnings`)
 
 
 def _runtime_sources() -> list[Path]:
@@ -58,11 +62,14 @@ def _runtime_sources() -> list[Path]:
                   if p.is_file() and not {"target", "__pycache__"} & set(p.relative_to(RUNTIME_CRATE).parts))
 
 
-def build_key(crate: CrateFiles) -> str:
+def build_key(crate: CrateFiles, optimize: bool = True) -> str:
     """A hash of what the build is made of: the generated files and the runtime's sources, not
     where they are (the runtime's path in Cargo.toml) nor how rustfmt laid them out, so any
-    checkout of one commit computes the key of an extension built from it."""
+    checkout of one commit computes the key of an extension built from it. An unoptimized build
+    (`build(optimize=False)`) has a key of its own."""
     h = hashlib.sha256()
+    if not optimize:
+        h.update(b"opt-level=0\0")
     files = crate.as_rendered()
     for name in sorted(files):
         text = files[name]
@@ -98,36 +105,79 @@ def write_crate(crate: CrateFiles, crate_dir: Path, key: str) -> None:
         raise
 
 
-def _run_streaming(cmd: list[str], env: Mapping[str, str], quiet: bool) -> None:
-    """Runs `cmd`, streaming its output to stderr; on failure raises BuildError with its tail."""
+def _run_streaming(cmd: list[str], env: Mapping[str, str], quiet: bool, log: Path | None = None) -> None:
+    """Runs `cmd`, streaming its output to stderr (and all of it to `log`); on failure raises
+    BuildError with its tail."""
     tail: deque[str] = deque(maxlen=80)
     proc = subprocess.Popen(cmd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
-    try:
-        for line in proc.stdout:
-            tail.append(line)
-            if not quiet:
-                sys.stderr.write(line)
-    except BaseException:  # Ctrl-C: the build stops here, and so does its compiler
-        proc.kill()
-        proc.wait()
-        raise
+    with open(log or os.devnull, "w") as kept:
+        try:
+            for line in proc.stdout:
+                tail.append(line)
+                kept.write(line)
+                if not quiet:
+                    sys.stderr.write(line)
+        except BaseException:  # Ctrl-C: the build stops here, and so does its compiler
+            proc.kill()
+            proc.wait()
+            raise
     if proc.wait() != 0:
         raise BuildError(f"`{' '.join(cmd[:3])} ...` failed (exit {proc.returncode}):\n" + "".join(tail))
 
 
-def build_crate(crate_dir: Path, *, quiet: bool = False) -> Path:
-    """Runs maturin on a written crate; returns the wheel."""
+def build_crate(crate_dir: Path, *, quiet: bool = False, optimize: bool = True) -> Path:
+    """Runs maturin on a written crate; returns the wheel. Without `optimize`, the crate itself
+    (not its dependencies, which stay shared with optimized builds) compiles at opt-level 0."""
     env = toolchain.build_env()
     wheels = crate_dir / "wheels"
     shutil.rmtree(wheels, ignore_errors=True)
     cmd = [sys.executable, "-m", "maturin", "build", "--release", "--compatibility", "linux",
            "--manifest-path", str(crate_dir / "Cargo.toml"), "--out", str(wheels)]
-    _run_streaming(cmd, env, quiet)
+    if not optimize:
+        cmd += ["--config", f"profile.release.package.{_package_name(crate_dir)}.opt-level=0"]
+    _run_streaming(cmd, env, quiet, log=crate_dir / BUILD_LOG)
     found = sorted(wheels.glob("*.whl"))
     if len(found) != 1:
         raise BuildError(f"maturin reported success but left {len(found)} wheels in {wheels}")
     return found[0]
+
+
+def compiler_warnings(crate_dir: Path) -> list[str]:
+    """The warnings of the crate's last build (from its build log; cargo repeats a crate's
+    warnings when it finds the crate already compiled), the first line of each."""
+    log = crate_dir / BUILD_LOG
+    if not log.is_file():
+        return []
+    return [line.rstrip() for line in log.read_text().splitlines()
+            if line.startswith("warning:") and not _WARNING_COUNT.match(line)]
+
+
+_WARNING_COUNT = re.compile(r"warning: `[^`]+` \([^)]*\) generated \d+ warnings?")
+
+
+def _package_name(crate_dir: Path) -> str:
+    """The package name in a written crate's Cargo.toml."""
+    found = re.search(r'^name = "([^"]+)"', (crate_dir / "Cargo.toml").read_text(), re.M)
+    if found is None:
+        raise BuildError(f"no package name in {crate_dir / 'Cargo.toml'}")
+    return found.group(1)
+
+
+def import_unpacked(wheel: Path, module: str) -> Any:
+    """Imports the extension in `wheel` without installing it: its shared library is unpacked
+    beside the wheel and loaded as `module` (for checks on the CPU: `tilebridge coverage` builds
+    dozens of extensions it never launches)."""
+    with zipfile.ZipFile(wheel) as archive:
+        libraries = [n for n in archive.namelist() if n.startswith(f"{module}/") and n.endswith(".so")]
+        if len(libraries) != 1:
+            raise BuildError(f"{wheel.name} holds {len(libraries)} shared libraries of {module}, not one")
+        library = archive.extract(libraries[0], wheel.parent.parent / "unpacked")
+    spec = importlib.util.spec_from_file_location(module, library)
+    assert spec is not None and spec.loader is not None
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    return ext
 
 
 def install_wheel(wheel: Path, *, quiet: bool = False) -> None:
@@ -149,17 +199,19 @@ def build(
     launches: Sequence[Any] = (),
     cubins: bool = False,
     crate: CrateFiles | None = None,
+    optimize: bool = True,
 ) -> BuildResult:
     """Translates `target`, builds the wheel (unless an identical build exists) and installs it.
     With `partial`, kernels that cannot be translated are left out (`BuildResult.skipped`); with
     `launches` (recorded: `translator.recorded_launches.read`), launchers are built for the dtypes they used;
     with `cubins`, every specialization checked against cuTile Python is compiled to an sm_90 cubin
     before the wheel counts as built (`cubins.compile_all`). `crate`: `target` already translated
-    with these options (`expected_key`'s)."""
+    with these options (`expected_key`'s). Without `optimize`, the crate compiles at opt-level 0
+    (faster, for extensions that are checked, not launched)."""
     if crate is None:
         crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, partial=partial,
                           lift_gathers=lift_gathers, launches=launches)
-    key = build_key(crate)
+    key = build_key(crate, optimize)
     crate_dir = Path(out_dir) if out_dir is not None else default_build_root() / f"{crate.module}-{key}"
     with _locked(crate_dir):
         wheel = built_wheel(crate_dir, key)
@@ -168,7 +220,7 @@ def build(
             if not quiet:
                 print(f"tilebridge: building {crate.module} in {crate_dir}", file=sys.stderr)
             write_crate(crate, crate_dir, key)
-            wheel = build_crate(crate_dir, quiet=quiet)
+            wheel = build_crate(crate_dir, quiet=quiet, optimize=optimize)
             if cubins:
                 compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
             _stamp(crate_dir, wheel)
@@ -176,7 +228,8 @@ def build(
             compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
         if install and installed_key(crate.module) != key:  # one pip at a time, too
             install_wheel(wheel, quiet=quiet)
-    return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh, skipped=crate.skipped)
+    return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh, skipped=crate.skipped,
+                       warnings=compiler_warnings(crate_dir))
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import toolchain
 from ..toolchain import SlowCompile, tileiras as cubin
@@ -74,9 +74,10 @@ class Row:
     specializations: int = 0
     tile_irs: int = 0
     cubins: int = 0
-    # Specializations whose tileiras ran over the run's `cubin_limit`: Tile IR checked, the cubin
-    # left to a run without the limit.
+    # Specializations whose cubin was left to a run without limits: listed as slow (`slow`), or
+    # tileiras ran over the run's `cubin_limit`. Their Tile IR is checked.
     deferred: int = 0
+    deferred_specs: list[str] = field(default_factory=list)  # their `spec_id`s
     slowest_cubin: float = 0.0  # seconds of the longest tileiras run that made a cubin
     refused: int = 0
     diffs: list[int] = field(default_factory=list)  # differing lines against cuTile Python, per specialization
@@ -102,6 +103,8 @@ class Report:
     # Recorded launches that match no kernel of the library read (another version's: a kernel or
     # a parameter that is not there), as `file:kernel(parameters)`.
     unmatched: list[str] = field(default_factory=list)
+    # The compiler's warnings per built file (`BuildResult.warnings`); a generated crate has none.
+    warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def through_cubin(self) -> int:
@@ -127,7 +130,7 @@ class Report:
                 name = f"{r.file}:{r.kernel}{'*' if r.experimental else ''}"
                 diff = "-" if r.diff_lines is None else str(r.diff_lines)
                 specs = f"{r.cubins}/{r.specializations}" if r.built else "-"
-                deferred = f"; {r.deferred} cubin(s) deferred (tileiras over the limit)" if r.deferred else ""
+                deferred = f"; {r.deferred} cubin(s) deferred (listed slow, or over the limit)" if r.deferred else ""
                 refused = f"; {r.refused} recorded launches refused" if r.refused else ""
                 note = (r.safety + (f"; refuses {len(r.refusals)} constant branch(es)" if r.refusals else "") + refused
                         + deferred if r.cubin_or_deferred else r.error)
@@ -164,7 +167,8 @@ class Report:
         deferred = [f"{r.file}:{r.kernel}" for r in self.rows if r.deferred]
         if deferred:
             lines.append(f"{sum(r.deferred for r in self.rows)} specializations through Tile IR whose cubin was deferred "
-                         f"(tileiras over the run's limit; a run without --cubin-limit compiles them): "
+                         f"(listed as slow, or tileiras over the run's limit; a run without either compiles "
+                         f"them): "
                          + ", ".join(deferred))
         return lines
 
@@ -173,7 +177,7 @@ class Report:
         return json.dumps({"through_cubin": self.through_cubin, "kernels": len(self.rows), "scopes": summary,
                            "operators_not_experimental": dict(zip(("through_cubin", "kernels"),
                                                                   self.count("operators", public=True))),
-                           "unmatched_launches": self.unmatched,
+                           "unmatched_launches": self.unmatched, "warnings": self.warnings,
                            "rows": [asdict(r) for r in self.rows]}, indent=2) + "\n"
 
 
@@ -242,15 +246,31 @@ def scope_of(path: Path, root: Path) -> str:
 
 
 def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
-        recorded: list[launches.Launch] = (), progress: bool = False, cubin_limit: float | None = None) -> Report:
+        recorded: list[launches.Launch] = (), progress: bool = False, cubin_limit: float | None = None,
+        slow: frozenset[str] = frozenset()) -> Report:
     """`files`: only the kernel files whose names (without .py) these glob patterns match.
     `recorded`: launches recorded from the library's tests; each kernel is compiled at every
     specialization they used (the default one where they have none).
     `cubin_limit`: the seconds tileiras may take on one specialization before its cubin is deferred
-    (counted apart, never a failure: a busy machine compiles slower, and one of mla decoding's
-    takes 6.5 minutes on 2 idle cores); None: no limit but the hang guard TILEIRAS_TIMEOUT."""
+    (counted apart, never a failure: a busy machine compiles slower); None: no limit but the hang
+    guard TILEIRAS_TIMEOUT. `slow`: specializations (`spec_id`) whose cubin is deferred without
+    running tileiras at all (one of mla decoding's takes 6.5 minutes on 2 idle cores).
+    Files are built one after another while the specializations of those already built compile,
+    all in one pool of a thread per core."""
     os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        report, waiting = _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow)
+        for finish in waiting:
+            finish()
+    return report
+
+
+def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow) -> tuple[Report, list]:
+    """`run`'s first part: every file translated and built, and its specializations handed to
+    `pool`; returns the report and, per kernel, the function that fills its row in when they are
+    done."""
     report = Report()
+    waiting = []
     root = library_dir(target)
     matched: set[int] = set()
     for path in sorted(root.rglob("*.py"), key=lambda p: (list(SCOPES).index(scope_of(p, root)), str(p))):
@@ -298,8 +318,12 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
         dtypes = one_dtype_per_array([kir for _, _, kir in translated])
         dtypes.update({p: ds for p, ds in scalars.items() if p not in dtypes})
         try:
-            ext = builder.build([k for _, k, _ in translated], module=module, dtypes=dtypes, quiet=quiet)
-            ext_module = importlib.import_module(ext.module)
+            # Built unoptimized and never installed: coverage compiles kernels, it never launches them.
+            ext = builder.build([k for _, k, _ in translated], module=module, dtypes=dtypes, quiet=quiet,
+                                install=False, optimize=False)
+            ext_module = builder.import_unpacked(ext.wheel, ext.module)
+            if ext.warnings:
+                report.warnings[path.name] = ext.warnings
         except Exception as e:
             for row, _, _ in translated:
                 row.error = f"build failed: {_first_error(str(e))}"
@@ -310,10 +334,10 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
             row.unsafe_blocks = unsafe_blocks(generated, kir.name)
             if progress:
                 print(f"tilebridge coverage: {path.name}: {kir.name}", file=sys.stderr, flush=True)
-            compile_all(row, ext_module, k, kir, recorded, cubin_limit)
+            waiting.append(compile_later(pool, row, ext_module, k, kir, recorded, cubin_limit, slow))
     report.unmatched = [f"{l.file}:{l.kernel}({', '.join(sorted(l.args))})" for l in recorded if id(l) not in matched
                         and (not files or any(fnmatch.fnmatch(Path(l.file).stem, f) for f in files))]
-    return report
+    return report, waiting
 
 
 def unsafe_blocks(generated: str, kernel: str) -> int:
@@ -340,11 +364,25 @@ def one_dtype_per_array(kirs: list[ir.KernelIR]) -> dict[str, list[str]]:
     return dtypes
 
 
+def spec_id(row: Row, spec: Specialization) -> str:
+    """How a list of slow specializations names one: `file:kernel[generics]`."""
+    return f"{row.file}:{row.kernel}[{' '.join(spec.generics)}]"
+
+
 def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[launches.Launch],
-                cubin_limit: float | None = None) -> None:
+                cubin_limit: float | None = None, slow: frozenset[str] = frozenset()) -> None:
     """Compiles each specialization of one kernel through Tile IR to cubin, and diffs it against
-    cuTile Python's Tile IR for the same specialization; fills in `row`. Specializations compile
-    side by side (cutile's frontend releases the GIL, tileiras is a process of its own)."""
+    cuTile Python's Tile IR for the same specialization; fills in `row`."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        compile_later(pool, row, ext_module, kernel, kir, recorded, cubin_limit, slow)()
+
+
+def compile_later(pool: ThreadPoolExecutor, row: Row, ext_module: Any, kernel: Any, kir,
+                  recorded: list[launches.Launch], cubin_limit: float | None = None,
+                  slow: frozenset[str] = frozenset()) -> Callable[[], None]:
+    """`compile_all` on `pool`: hands it the specializations and returns at once, with the function
+    that waits for them and fills in `row`. They compile side by side (cutile's frontend releases
+    the GIL, tileiras is a process of its own)."""
     specs = specializations(kir, recorded)
     reference = None  # cuTile Python's Tile IR of the one default specialization, where already made
     if not specializations_recorded(kir, recorded):
@@ -353,15 +391,19 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
     refused = [s for s in specs if isinstance(s, str)]  # as cuTile Python would fail to compile them
     compiled = [s for s in specs if not isinstance(s, str)]
     row.refused, row.specializations = len(refused), len(compiled)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        results = list(pool.map(lambda spec: _compile(ext_module, kernel, kir, spec, cubin_limit, reference),
-                                compiled))
+    futures = [pool.submit(_compile, ext_module, kernel, kir, spec, cubin_limit, reference,
+                           defer=spec_id(row, spec) in slow) for spec in compiled]
+    return lambda: _fill_in(row, compiled, [f.result() for f in futures])
+
+
+def _fill_in(row: Row, compiled: list[Specialization], results: list[tuple]) -> None:
     for spec, (stage, changed, error, seconds) in zip(compiled, results):
         row.slowest_cubin = max(row.slowest_cubin, seconds)
         row.tile_irs += stage >= 1
         row.cubins += stage >= 2
         if error is _DEFERRED:
             row.deferred += 1
+            row.deferred_specs.append(spec_id(row, spec))
             continue
         row.reference_failures += error.startswith(_REFERENCE)
         if changed is not None:
@@ -379,7 +421,7 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
 
 _EXPORT = threading.Lock()  # cuTile Python's compiler, one export at a time
 DEFAULT_TRIES = 12
-_DEFERRED = "cubin deferred: tileiras over the limit"
+_DEFERRED = "cubin deferred: listed slow, or tileiras over the limit"
 _REFERENCE = "cuTile Python's export failed: "
 
 
@@ -403,15 +445,17 @@ def _default_cutile_takes(kernel: Any, kir) -> tuple[Specialization, str] | None
 
 
 def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization, cubin_limit: float | None = None,
-             reference: str | None = None) -> tuple[int, list[str] | None, str, float]:
+             reference: str | None = None, defer: bool = False) -> tuple[int, list[str] | None, str, float]:
     """One specialization: (stages reached: 1 Tile IR, 2 cubin; the differing lines against cuTile
     Python's Tile IR, or None; the first error, "" for none, or _DEFERRED where tileiras ran over
-    `cubin_limit`; the seconds tileiras took to make the cubin, 0 where it made none). `reference`:
-    cuTile Python's Tile IR of `spec`, where already made."""
+    `cubin_limit` or `defer` said not to run it; the seconds tileiras took to make the cubin, 0
+    where it made none). `reference`: cuTile Python's Tile IR of `spec`, where already made."""
     stage, seconds = 0, 0.0
     try:
         _, bytecode = ext_module._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
         stage = 1
+        if defer:
+            return stage, None, _DEFERRED, 0.0
         start = time.monotonic()
         try:
             cubin(bytecode, cubin_limit)
