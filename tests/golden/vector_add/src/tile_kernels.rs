@@ -1,6 +1,17 @@
 //! Tile kernels translated by tilebridge from vector_add.py.
 //! Generated code: edit the Python kernels and rebuild instead.
 
+// The kernels follow the Python line by line, so rustc would flag what the Python has: constants
+// spelled in lower case (const generics here), parameters and values it never reads, values a
+// branch or loop sets, declared before it with a first value that may go unread, and mutable
+// views of an in-place array that a kernel only loads through.
+#![allow(
+    non_upper_case_globals,
+    unused_variables,
+    unused_assignments,
+    unused_mut
+)]
+
 #[cutile::module]
 pub mod kernels {
     use cutile::core::*;
