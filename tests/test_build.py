@@ -188,6 +188,33 @@ def test_a_slow_tileiras_is_deferred_not_failed(examples_ext, monkeypatch):
     assert listed.deferred_specs == slow.deferred_specs
 
 
+def test_coverage_runs_tileiras_once_per_distinct_bytecode(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = []
+
+    def fake_tileiras(bytecode, limit=None):
+        calls.append(bytecode)
+        time.sleep(0.05)  # the others arrive while it runs
+        if bytecode == b"bad":
+            raise RuntimeError("tileiras refuses it")
+
+    monkeypatch.setattr(coverage, "cubin", fake_tileiras)
+    once = coverage.CubinsOnce()
+
+    def one(bytecode):
+        try:
+            return once.cubin(bytecode, None)
+        except RuntimeError as e:
+            return str(e)
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(one, [b"a", b"a", b"bad", b"b", b"bad", b"a"]))
+    assert sorted(calls) == [b"a", b"b", b"bad"]
+    assert results[2] == results[4] == "tileiras refuses it"  # a failure is every sharer's
+    assert sum(r > 0 for r in results if not isinstance(r, str)) == 2  # the seconds count once
+
+
 def test_matmul_tile_ir_has_the_mma_loop(examples_ext, monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ir, _ = examples_ext._compile_only("matmul", *SPECIALIZATIONS["matmul"])

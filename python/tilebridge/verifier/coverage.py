@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import hashlib
 import importlib.util
 import inspect
 import json
@@ -30,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -259,13 +260,14 @@ def run(target: str, *, quiet: bool = True, files: list[str] | None = None,
     all in one pool of a thread per core."""
     os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        report, waiting = _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow)
+        report, waiting = _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow,
+                                     CubinsOnce())
         for finish in waiting:
             finish()
     return report
 
 
-def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow) -> tuple[Report, list]:
+def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow, cubins) -> tuple[Report, list]:
     """`run`'s first part: every file translated and built, and its specializations handed to
     `pool`; returns the report and, per kernel, the function that fills its row in when they are
     done."""
@@ -334,7 +336,7 @@ def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow
             row.unsafe_blocks = unsafe_blocks(generated, kir.name)
             if progress:
                 print(f"tilebridge coverage: {path.name}: {kir.name}", file=sys.stderr, flush=True)
-            waiting.append(compile_later(pool, row, ext_module, k, kir, recorded, cubin_limit, slow))
+            waiting.append(compile_later(pool, row, ext_module, k, kir, recorded, cubin_limit, slow, cubins))
     report.unmatched = [f"{l.file}:{l.kernel}({', '.join(sorted(l.args))})" for l in recorded if id(l) not in matched
                         and (not files or any(fnmatch.fnmatch(Path(l.file).stem, f) for f in files))]
     return report, waiting
@@ -377,9 +379,40 @@ def compile_all(row: Row, ext_module: Any, kernel: Any, kir, recorded: list[laun
         compile_later(pool, row, ext_module, kernel, kir, recorded, cubin_limit, slow)()
 
 
+class CubinsOnce:
+    """tileiras once per distinct Tile IR bytecode: specializations that lower to the same bytecode
+    (recorded launches differing only in what the kernel does not specialize on) share its cubin."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._made: dict[str, Future] = {}
+
+    def cubin(self, bytecode: bytes, limit: float | None) -> float:
+        """Makes the cubin (or waits for the one being made); the seconds tileiras took, 0 where
+        another specialization's cubin was taken. Raises as `toolchain.tileiras`."""
+        key = hashlib.sha256(bytecode).hexdigest()
+        with self._lock:
+            made = self._made.get(key)
+            if made is None:
+                made = self._made[key] = Future()
+                mine = True
+            else:
+                mine = False
+        if mine:
+            start = time.monotonic()
+            try:
+                cubin(bytecode, limit)
+                made.set_result(time.monotonic() - start)
+            except BaseException as e:  # noqa: BLE001 - every specialization sharing it sees the same
+                made.set_exception(e)
+            return made.result()
+        made.result()
+        return 0.0
+
+
 def compile_later(pool: ThreadPoolExecutor, row: Row, ext_module: Any, kernel: Any, kir,
                   recorded: list[launches.Launch], cubin_limit: float | None = None,
-                  slow: frozenset[str] = frozenset()) -> Callable[[], None]:
+                  slow: frozenset[str] = frozenset(), cubins: CubinsOnce | None = None) -> Callable[[], None]:
     """`compile_all` on `pool`: hands it the specializations and returns at once, with the function
     that waits for them and fills in `row`. They compile side by side (cutile's frontend releases
     the GIL, tileiras is a process of its own)."""
@@ -391,7 +424,8 @@ def compile_later(pool: ThreadPoolExecutor, row: Row, ext_module: Any, kernel: A
     refused = [s for s in specs if isinstance(s, str)]  # as cuTile Python would fail to compile them
     compiled = [s for s in specs if not isinstance(s, str)]
     row.refused, row.specializations = len(refused), len(compiled)
-    futures = [pool.submit(_compile, ext_module, kernel, kir, spec, cubin_limit, reference,
+    cubins = cubins or CubinsOnce()
+    futures = [pool.submit(_compile, ext_module, kernel, kir, spec, cubins, cubin_limit, reference,
                            defer=spec_id(row, spec) in slow) for spec in compiled]
     return lambda: _fill_in(row, compiled, [f.result() for f in futures])
 
@@ -444,8 +478,9 @@ def _default_cutile_takes(kernel: Any, kir) -> tuple[Specialization, str] | None
     return None
 
 
-def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization, cubin_limit: float | None = None,
-             reference: str | None = None, defer: bool = False) -> tuple[int, list[str] | None, str, float]:
+def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization, cubins: CubinsOnce,
+             cubin_limit: float | None = None, reference: str | None = None,
+             defer: bool = False) -> tuple[int, list[str] | None, str, float]:
     """One specialization: (stages reached: 1 Tile IR, 2 cubin; the differing lines against cuTile
     Python's Tile IR, or None; the first error, "" for none, or _DEFERRED where tileiras ran over
     `cubin_limit` or `defer` said not to run it; the seconds tileiras took to make the cubin, 0
@@ -456,14 +491,13 @@ def _compile(ext_module: Any, kernel: Any, kir, spec: Specialization, cubin_limi
         stage = 1
         if defer:
             return stage, None, _DEFERRED, 0.0
-        start = time.monotonic()
         try:
-            cubin(bytecode, cubin_limit)
+            seconds = cubins.cubin(bytecode, cubin_limit)
         except SlowCompile:
             if cubin_limit is None:
                 raise
             return stage, None, _DEFERRED, 0.0
-        stage, seconds = 2, time.monotonic() - start
+        stage = 2
         if reference is None:
             with _EXPORT:
                 try:
