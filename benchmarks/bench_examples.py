@@ -11,8 +11,9 @@ import argparse
 import os
 from pathlib import Path
 
-# cuTile Python's first launches compile from scratch, as cutile's do (its disk cache is off too).
+# First launches compile from scratch on both sides: both disk caches off.
 os.environ.setdefault("CUDA_TILE_CACHE_DIR", "off")
+os.environ.setdefault("TILEBRIDGE_CACHE_DIR", "off")
 
 import torch
 

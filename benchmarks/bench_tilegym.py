@@ -15,8 +15,9 @@ import argparse
 import json
 import os
 
-# cuTile Python's first launches compile from scratch, as cutile's do (its disk cache is off too).
+# First launches compile from scratch on both sides: both disk caches off.
 os.environ.setdefault("CUDA_TILE_CACHE_DIR", "off")
+os.environ.setdefault("TILEBRIDGE_CACHE_DIR", "off")
 
 import torch  # noqa: E402
 

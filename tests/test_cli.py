@@ -1,6 +1,7 @@
 """The `tilebridge` command's subcommands that need no build (the build ones are in test_build.py)."""
 
 import ctypes.util
+import re
 import subprocess
 import sys
 
@@ -99,3 +100,21 @@ def test_fuzz_reports_each_outcome(tmp_path):
     proc = tilebridge("fuzz", "--count", "6", "--seed", "5", "-o", str(tmp_path / "fuzz_5.py"))
     assert proc.returncode == 0, proc.stderr
     assert "6 kernels" in proc.stdout and "disagree" in proc.stdout and (tmp_path / "fuzz_5.py").exists()
+
+
+def test_cache_lists_and_clears_the_kernel_cache(tmp_path):
+    """The folder cutile's disk cache writes (`<2 hex>/<key>.cubin`, under TILEBRIDGE_CACHE_DIR):
+    listed, then emptied; with the cache off there is nothing to list."""
+    for key in ("ab" + "0" * 62, "cd" + "1" * 62):
+        (tmp_path / key[:2]).mkdir()
+        (tmp_path / key[:2] / f"{key}.cubin").write_bytes(b"x" * 2048)
+    (tmp_path / ".eviction.lock").write_text("")
+    env = {"TILEBRIDGE_CACHE_DIR": str(tmp_path)}
+    listed = tilebridge("cache", "list", env=env)
+    assert listed.returncode == 0 and f"2 cubins, 0.0 MiB, in {tmp_path}" in listed.stdout
+    assert re.search(r"^ab00000000000000 +2.0 KiB", listed.stdout, re.M)
+    cleared = tilebridge("cache", "clear", env=env)
+    assert cleared.returncode == 0 and "removed 2 cubins" in cleared.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".eviction.lock"]
+    assert "0 cubins" in tilebridge("cache", "list", env=env).stdout
+    assert "off" in tilebridge("cache", "list", env={"TILEBRIDGE_CACHE_DIR": "off"}).stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 from .errors import BuildError, TranslationError
@@ -106,8 +107,9 @@ def cmd_bench(args) -> int:
     if not _gpu_available():
         print("tilebridge bench needs a GPU", file=sys.stderr)
         return 2
-    # cuTile Python's first launches compile from scratch, as cutile's do (its disk cache is off too).
+    # First launches compile from scratch on both sides: both disk caches off.
     os.environ.setdefault("CUDA_TILE_CACHE_DIR", "off")
+    os.environ.setdefault("TILEBRIDGE_CACHE_DIR", "off")
     target = args.files if len(args.files) > 1 else args.files[0]
     ext = build(target, module=_module(args), dtypes=_dtypes(args.dtype))
     rows = [time_case(ext, k, g, a, runs=args.runs) for path in args.files for k, g, a in load_cases(path)]
@@ -140,6 +142,30 @@ def cmd_fuzz(args) -> int:
     print(campaign.summary())
     counts = campaign.counts()
     return 1 if counts["disagrees"] or counts["crashes"] else 0
+
+
+def cmd_cache(args) -> int:
+    import shutil
+
+    from .toolchain import kernel_cache_dir
+
+    root = kernel_cache_dir()
+    if root is None:
+        print("the kernel cache is off (TILEBRIDGE_CACHE_DIR=off)")
+        return 0
+    entries = sorted(root.glob("*/*.cubin"), key=lambda p: p.stat().st_mtime) if root.is_dir() else []
+    if args.action == "clear":
+        for shard in (p for p in root.glob("*") if p.is_dir()) if root.is_dir() else ():
+            shutil.rmtree(shard)
+        print(f"removed {len(entries)} cubins from {root}")
+        return 0
+    for entry in entries:
+        stat = entry.stat()
+        print(f"{entry.stem[:16]}  {stat.st_size / 1024:8.1f} KiB  "
+              f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(stat.st_mtime))}")
+    total = sum(e.stat().st_size for e in entries)
+    print(f"{len(entries)} cubins, {total / 2**20:.1f} MiB, in {root}")
+    return 0
 
 
 def cmd_doctor(args) -> int:
@@ -216,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-o", "--out", help="the file the kernels are written to (default fuzz_<seed>.py)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every outcome but agreement, with why")
     p.set_defaults(run=cmd_fuzz)
+    p = sub.add_parser("cache", help="the cubins launches keep across processes (TILEBRIDGE_CACHE_DIR; off: none)")
+    p.add_argument("action", choices=["list", "clear"])
+    p.set_defaults(run=cmd_cache)
     p = sub.add_parser("doctor", help="check the toolchain")
     p.set_defaults(run=cmd_doctor)
 

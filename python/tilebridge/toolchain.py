@@ -46,6 +46,17 @@ def target_dir() -> Path:
     return Path(os.environ.get("CARGO_TARGET_DIR") or Path.home() / ".cache" / "tilebridge" / "target")
 
 
+def kernel_cache_dir() -> Path | None:
+    """Where launches keep compiled cubins across processes (the runtime crate's `cache`):
+    TILEBRIDGE_CACHE_DIR, None where it is `off`, else cutile's per-user folder."""
+    chosen = os.environ.get("TILEBRIDGE_CACHE_DIR")
+    if chosen == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cutile" / "kernels"
+
+
 def build_env() -> dict[str, str]:
     env = dict(os.environ)
     root = cuda_root()

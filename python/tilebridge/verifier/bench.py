@@ -1,8 +1,8 @@
 """Benchmark: Rust extension vs cuTile Python, side by side in one run, same GPU, same inputs.
 
-For each case: the first launch of each side (JIT included: run with cuTile Python's disk cache
-off, `CUDA_TILE_CACHE_DIR=off`, as `tilebridge bench` and the benchmark scripts do, so both compile
-from scratch as cutile does), one launch of each compared (`check.run_case`: a timed kernel that
+For each case: the first launch of each side (JIT included: run with both disk caches off,
+`CUDA_TILE_CACHE_DIR=off` and `TILEBRIDGE_CACHE_DIR=off`, as `tilebridge bench` and the benchmark
+scripts do, so both compile from scratch), one launch of each compared (`check.run_case`: a timed kernel that
 computes something else is reported, not hidden), then kernel time by CUDA events: the median of
 `runs` launches, each behind an L2 flush and a GPU sleep that hides the host's enqueue cost, in
 three interleaved rounds. A case that fails on either side is listed with why, never dropped.

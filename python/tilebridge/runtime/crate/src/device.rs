@@ -34,6 +34,7 @@ pub fn context(device: usize) -> PyResult<Arc<Context>> {
     if let Some(ctx) = &contexts[device] {
         return Ok(ctx.clone());
     }
+    crate::cache::enable_once(); // the first launch of the process: compiles from here on persist
     let ctx = Context::new(device).map_err(|e| {
         error(
             Kind::Device,

@@ -8,6 +8,7 @@
 //! Python boundary.
 
 pub mod array;
+pub mod cache;
 pub mod compile;
 pub mod device;
 pub mod error;
