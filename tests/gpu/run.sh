@@ -18,6 +18,7 @@ step doctor.txt python3 -m tilebridge.cli doctor
 if [ "${BENCH:-1}" = 1 ]; then  # BENCH=0: a round for correctness alone
   step bench.txt python3 benchmarks/bench_examples.py --runs "${BENCH_RUNS:-50}"
   step profile.txt env TILEBRIDGE_PROFILE=1 python3 benchmarks/launch_profile.py
+  step torch_compile.txt python3 benchmarks/torch_compile.py
 fi
 # A failed capture leaves torch's RNG in capture mode: graph tests get a process of their own.
 step pytest.txt python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -n 8 -k "not graph"
