@@ -167,17 +167,29 @@ def _package_name(crate_dir: Path) -> str:
 def import_unpacked(wheel: Path, module: str) -> Any:
     """Imports the extension in `wheel` without installing it: its shared library is unpacked
     beside the wheel and loaded as `module` (for checks on the CPU: `tilebridge coverage` builds
-    dozens of extensions it never launches)."""
+    dozens of extensions it never launches). A wheel already imported so in this process gives
+    the module it gave then (an extension module is initialized once per process)."""
+    loaded = _UNPACKED.get(str(wheel))
+    if loaded is not None:
+        return loaded
     with zipfile.ZipFile(wheel) as archive:
         libraries = [n for n in archive.namelist() if n.startswith(f"{module}/") and n.endswith(".so")]
         if len(libraries) != 1:
             raise BuildError(f"{wheel.name} holds {len(libraries)} shared libraries of {module}, not one")
-        library = archive.extract(libraries[0], wheel.parent.parent / "unpacked")
+        library = wheel.parent.parent / "unpacked" / Path(libraries[0]).name
+        library.parent.mkdir(exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=library.parent, prefix=".unpacking.", delete=False) as partial:
+            partial.write(archive.read(libraries[0]))
+        os.replace(partial.name, library)  # a new file: a library another process has loaded stays intact
     spec = importlib.util.spec_from_file_location(module, library)
     assert spec is not None and spec.loader is not None
     ext = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ext)
+    _UNPACKED[str(wheel)] = ext
     return ext
+
+
+_UNPACKED: dict[str, Any] = {}
 
 
 def install_wheel(wheel: Path, *, quiet: bool = False) -> None:
