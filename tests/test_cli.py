@@ -109,12 +109,14 @@ def test_cache_lists_and_clears_the_kernel_cache(tmp_path):
         (tmp_path / key[:2]).mkdir()
         (tmp_path / key[:2] / f"{key}.cubin").write_bytes(b"x" * 2048)
     (tmp_path / ".eviction.lock").write_text("")
+    (tmp_path / "notes").mkdir()  # not cutile's: left alone
+    (tmp_path / "notes" / "keep.txt").write_text("mine")
     env = {"TILEBRIDGE_CACHE_DIR": str(tmp_path)}
     listed = tilebridge("cache", "list", env=env)
     assert listed.returncode == 0 and f"2 cubins, 0.0 MiB, in {tmp_path}" in listed.stdout
     assert re.search(r"^ab00000000000000 +2.0 KiB", listed.stdout, re.M)
     cleared = tilebridge("cache", "clear", env=env)
     assert cleared.returncode == 0 and "removed 2 cubins" in cleared.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".eviction.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".eviction.lock", "notes"]
     assert "0 cubins" in tilebridge("cache", "list", env=env).stdout
     assert "off" in tilebridge("cache", "list", env={"TILEBRIDGE_CACHE_DIR": "off"}).stdout

@@ -145,7 +145,7 @@ def cmd_fuzz(args) -> int:
 
 
 def cmd_cache(args) -> int:
-    import shutil
+    import re
 
     from .toolchain import kernel_cache_dir
 
@@ -153,10 +153,14 @@ def cmd_cache(args) -> int:
     if root is None:
         print("the kernel cache is off (TILEBRIDGE_CACHE_DIR=off)")
         return 0
-    entries = sorted(root.glob("*/*.cubin"), key=lambda p: p.stat().st_mtime) if root.is_dir() else []
+    # cutile's layout: <first two hex digits of the key>/<64 hex digits>.cubin; nothing else is touched.
+    entries = sorted((p for p in root.glob("[0-9a-f][0-9a-f]/*.cubin") if re.fullmatch(r"[0-9a-f]{64}", p.stem)),
+                     key=lambda p: p.stat().st_mtime) if root.is_dir() else []
     if args.action == "clear":
-        for shard in (p for p in root.glob("*") if p.is_dir()) if root.is_dir() else ():
-            shutil.rmtree(shard)
+        for entry in entries:
+            entry.unlink(missing_ok=True)
+            if not any(entry.parent.iterdir()):
+                entry.parent.rmdir()
         print(f"removed {len(entries)} cubins from {root}")
         return 0
     for entry in entries:
