@@ -1,10 +1,13 @@
 """The example extension's kernels as PyTorch custom operators: opcheck, a model under
 `torch.compile(fullgraph=True)` and under CUDA-graph replay, each against eager and torch."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
 import tilebridge as tb
+from tilebridge.translator.frontend import import_file
 
 
 @pytest.fixture(scope="module")
@@ -27,26 +30,13 @@ def test_opcheck_passes(ops):
     torch.library.opcheck(ops.scaled_silu_in_place, ((8,), x.clone(), 1.5, -0.25), {"TILE": 512})
 
 
-class Model(torch.nn.Module):
-    """softmax(x + bias) row by row, then 1.5 * silu(.) - 0.25: two translated kernels and torch."""
-
-    def __init__(self, ops):
-        super().__init__()
-        self.ops = ops
-
-    def forward(self, x, bias):
-        rows, cols = x.shape
-        summed = torch.empty_like(x)
-        self.ops.vector_add((rows * cols // 1024,), x.view(-1), bias.expand(rows, cols).reshape(-1),
-                            summed.view(-1), TILE=1024)
-        probs = torch.empty_like(x)
-        self.ops.row_softmax((rows,), summed, probs, TILE_N=1 << (cols - 1).bit_length())
-        self.ops.scaled_silu_in_place(((rows * cols + 511) // 512,), probs.view(-1), 1.5, -0.25, TILE=512)
-        return probs * 2
+# The model benchmarks/torch_compile.py times: three translated kernels and torch ops.
+BENCHMARK = import_file(Path(__file__).resolve().parents[2] / "benchmarks" / "torch_compile.py")
+Model = BENCHMARK.Model
 
 
 def reference(x, bias):
-    return (1.5 * torch.nn.functional.silu(torch.softmax(x + bias, dim=1)) - 0.25) * 2
+    return BENCHMARK.TorchModel()(x, bias)
 
 
 def test_a_model_under_torch_compile_fullgraph_matches_eager(ops):
