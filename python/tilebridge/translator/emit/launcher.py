@@ -128,8 +128,8 @@ def launcher(kernel: ir.KernelIR) -> dict:
     scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
     if len(kernel.dtype_classes) > 1:
         scrutinee = f"({scrutinee})"
-    # A kernel without arrays has no dtype to dispatch on: one typed function, called directly.
-    direct = None if kernel.dtype_classes else f"{k}_typed({', '.join(typed_args)})"
+    # A kernel without arrays has no dtype to dispatch on: one typed function, called as it is.
+    only_call = None if kernel.dtype_classes else f"{k}_typed({', '.join(typed_args)})"
 
     typed_params = ["mut launch: Launch<'_>"]
     for p in kernel.params:
@@ -184,7 +184,8 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "classes": classes,
         "checks": checks,
         "scrutinee": scrutinee,
-        "direct": direct,
+        "only_call": only_call,
+        "direct": direct_launch(kernel),
         "arms": arms,
         "unbuilt": json.dumps(_unbuilt_message(kernel)),
         "class_names": [c.rust_name for c in kernel.dtype_classes],
@@ -193,6 +194,46 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "call": f"kernels::{k}({', '.join(call_args)})",
         "generics": ", ".join(generics),
     }
+
+
+# The Rust type of a scalar parameter as `tilebridge_runtime::direct::Scalar` names it.
+_SCALARS = {"i32": "I32", "i64": "I64", "f32": "F32", "f64": "F64", "bool": "Bool"}
+
+
+def direct_launch(kernel: ir.KernelIR) -> dict | None:
+    """What a direct launch of `kernel` passes (`tilebridge_runtime::direct`): its generics and
+    its entry's parameters in the entry's order, each as `entry` in `emit.kernel` declares it.
+    None for a kernel that takes a list of arrays (its table is made per launch) or a scalar of
+    a type the direct launch does not pass; those launch through cutile."""
+    if any(isinstance(p, ir.ArrayParam) and p.listed for p in kernel.params):
+        return None
+    args = []
+    for p in kernel.runtime_params:
+        n = rust_name(p.name)
+        if isinstance(p, ir.ArrayParam):
+            if p.written and p.tile is not None:
+                tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
+                args.append(f'Arg::Output("{n}", &{n}, vec![{tile}])')
+            else:
+                args.append(f'Arg::Input("{n}", &{n})')
+            if p.strided:
+                args += [f'Arg::Scalar("{n}_stride_{axis}", Scalar::I32({n}.strides[{axis}]))'
+                         for axis in range(p.rank - 1)]
+        elif p.dtype in _SCALARS:
+            args.append(f'Arg::Scalar("{n}", Scalar::{_SCALARS[p.dtype]}({n}))')
+        else:
+            return None
+    classes = {c.rust_name for c in kernel.dtype_classes}
+
+    def dtype_name(d: str) -> str:  # a class's dtype at run time, or a fixed one
+        return f"{d.lower()}.as_str()" if d in classes else json.dumps(d)
+
+    generics = [f"Generic::Dtype({c.rust_name.lower()})" for c in kernel.dtype_classes]
+    generics += [f'Generic::Name(if {d.of.lower()}.as_str() == "{d.when}" {{ {dtype_name(d.then)} }} '
+                 f"else {{ {dtype_name(d.other)} }})" for d in kernel.derived]
+    generics += [f"Generic::Bool({rust_name(c.name)})" if c.kind == "bool" else f"Generic::Int({rust_name(c.name)} as i64)"
+                 for c in kernel.consts]
+    return {"entry": f"{kernel.name}_entry", "generics": generics, "args": args}
 
 
 def dispatcher(variants: list[ir.KernelIR]) -> dict:

@@ -35,6 +35,29 @@ fn group_rotate<'py>(
         check_tile_dim("group_rotate", "TILE", TILE)?;
         check_positive("group_rotate", "GROUP", GROUP)?;
         launch.check_tile_grid(&y, &[TILE])?;
+        if launch.direct()? {
+            static KERNEL: DirectKernel = DirectKernel::new(
+                "kernels",
+                "group_rotate",
+                "group_rotate_entry",
+                kernels::__module_ast_self,
+                kernels::_SOURCE_HASH,
+            );
+            return launch.submit_direct(
+                &KERNEL,
+                &[
+                    Generic::Dtype(e0),
+                    Generic::Dtype(e1),
+                    Generic::Int(GROUP as i64),
+                    Generic::Int(TILE as i64),
+                ],
+                &[
+                    Arg::Input("x", &x),
+                    Arg::Output("y", &y, vec![TILE]),
+                    Arg::Scalar("SCALE", Scalar::F32(SCALE)),
+                ],
+            );
+        }
         match (e0, e1) {
             (ElemType::F32, ElemType::F32) => {
                 group_rotate_typed::<f32, f32>(launch, x, y, SCALE, GROUP, TILE)
@@ -136,11 +159,18 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
+/// `(kernels compiled, launches that went straight to the driver)` in this process.
+#[pyfunction]
+fn _launch_counts() -> (u64, u64) {
+    tilebridge_runtime::direct::counts()
+}
+
 #[pymodule]
 fn group_rotate_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(group_rotate, m)?)?;
     m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
     m.add_function(wrap_pyfunction!(_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(_launch_counts, m)?)?;
     m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
     Ok(())
 }

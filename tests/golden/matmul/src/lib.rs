@@ -38,6 +38,30 @@ fn matmul<'py>(
         check_tile_dim("matmul", "TN", TN)?;
         check_tile_dim("matmul", "TK", TK)?;
         launch.check_tile_grid(&C, &[TM, TN])?;
+        if launch.direct()? {
+            static KERNEL: DirectKernel = DirectKernel::new(
+                "kernels",
+                "matmul",
+                "matmul_entry",
+                kernels::__module_ast_self,
+                kernels::_SOURCE_HASH,
+            );
+            return launch.submit_direct(
+                &KERNEL,
+                &[
+                    Generic::Dtype(e0),
+                    Generic::Dtype(e1),
+                    Generic::Int(TM as i64),
+                    Generic::Int(TN as i64),
+                    Generic::Int(TK as i64),
+                ],
+                &[
+                    Arg::Input("A", &A),
+                    Arg::Input("B", &B),
+                    Arg::Output("C", &C, vec![TM, TN]),
+                ],
+            );
+        }
         match (e0, e1) {
             (ElemType::F32, ElemType::F32) => matmul_typed::<f32, f32>(launch, A, B, C, TM, TN, TK),
             (ElemType::F32, ElemType::F16) => matmul_typed::<f32, f16>(launch, A, B, C, TM, TN, TK),
@@ -134,11 +158,18 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
+/// `(kernels compiled, launches that went straight to the driver)` in this process.
+#[pyfunction]
+fn _launch_counts() -> (u64, u64) {
+    tilebridge_runtime::direct::counts()
+}
+
 #[pymodule]
 fn matmul_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
     m.add_function(wrap_pyfunction!(_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(_launch_counts, m)?)?;
     m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
     Ok(())
 }

@@ -33,6 +33,24 @@ fn row_softmax<'py>(
         let e1 = launch.same_elem(&[&y], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("row_softmax", "TILE_N", TILE_N)?;
         launch.check_tile_grid(&y, &[1, TILE_N])?;
+        if launch.direct()? {
+            static KERNEL: DirectKernel = DirectKernel::new(
+                "kernels",
+                "row_softmax",
+                "row_softmax_entry",
+                kernels::__module_ast_self,
+                kernels::_SOURCE_HASH,
+            );
+            return launch.submit_direct(
+                &KERNEL,
+                &[
+                    Generic::Dtype(e0),
+                    Generic::Dtype(e1),
+                    Generic::Int(TILE_N as i64),
+                ],
+                &[Arg::Input("x", &x), Arg::Output("y", &y, vec![1, TILE_N])],
+            );
+        }
         match (e0, e1) {
             (ElemType::F32, ElemType::F32) => row_softmax_typed::<f32, f32>(launch, x, y, TILE_N),
             (ElemType::F32, ElemType::F16) => row_softmax_typed::<f32, f16>(launch, x, y, TILE_N),
@@ -115,11 +133,18 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
+/// `(kernels compiled, launches that went straight to the driver)` in this process.
+#[pyfunction]
+fn _launch_counts() -> (u64, u64) {
+    tilebridge_runtime::direct::counts()
+}
+
 #[pymodule]
 fn row_softmax_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(row_softmax, m)?)?;
     m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
     m.add_function(wrap_pyfunction!(_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(_launch_counts, m)?)?;
     m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
     Ok(())
 }

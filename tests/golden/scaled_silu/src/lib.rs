@@ -35,6 +35,29 @@ fn scaled_silu<'py>(
         let e1 = launch.same_elem(&[&y], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("scaled_silu", "TILE", TILE)?;
         launch.check_tile_grid(&y, &[TILE])?;
+        if launch.direct()? {
+            static KERNEL: DirectKernel = DirectKernel::new(
+                "kernels",
+                "scaled_silu",
+                "scaled_silu_entry",
+                kernels::__module_ast_self,
+                kernels::_SOURCE_HASH,
+            );
+            return launch.submit_direct(
+                &KERNEL,
+                &[
+                    Generic::Dtype(e0),
+                    Generic::Dtype(e1),
+                    Generic::Int(TILE as i64),
+                ],
+                &[
+                    Arg::Input("x", &x),
+                    Arg::Output("y", &y, vec![TILE]),
+                    Arg::Scalar("alpha", Scalar::F32(alpha)),
+                    Arg::Scalar("beta", Scalar::F32(beta)),
+                ],
+            );
+        }
         match (e0, e1) {
             (ElemType::F32, ElemType::F32) => {
                 scaled_silu_typed::<f32, f32>(launch, x, y, alpha, beta, TILE)
@@ -117,6 +140,24 @@ fn scaled_silu_in_place<'py>(
         let x = launch.output(x, "x", 1)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("scaled_silu_in_place", "TILE", TILE)?;
+        if launch.direct()? {
+            static KERNEL: DirectKernel = DirectKernel::new(
+                "kernels",
+                "scaled_silu_in_place",
+                "scaled_silu_in_place_entry",
+                kernels::__module_ast_self,
+                kernels::_SOURCE_HASH,
+            );
+            return launch.submit_direct(
+                &KERNEL,
+                &[Generic::Dtype(e0), Generic::Int(TILE as i64)],
+                &[
+                    Arg::Input("x", &x),
+                    Arg::Scalar("alpha", Scalar::F32(alpha)),
+                    Arg::Scalar("beta", Scalar::F32(beta)),
+                ],
+            );
+        }
         match e0 {
             ElemType::F32 => scaled_silu_in_place_typed::<f32>(launch, x, alpha, beta, TILE),
             ElemType::F16 => scaled_silu_in_place_typed::<f16>(launch, x, alpha, beta, TILE),
@@ -187,12 +228,19 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
+/// `(kernels compiled, launches that went straight to the driver)` in this process.
+#[pyfunction]
+fn _launch_counts() -> (u64, u64) {
+    tilebridge_runtime::direct::counts()
+}
+
 #[pymodule]
 fn scaled_silu_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scaled_silu, m)?)?;
     m.add_function(wrap_pyfunction!(scaled_silu_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
     m.add_function(wrap_pyfunction!(_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(_launch_counts, m)?)?;
     m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
     Ok(())
 }

@@ -37,6 +37,24 @@ fn vector_add<'py>(
         )?;
         check_tile_dim("vector_add", "TILE", TILE)?;
         launch.check_tile_grid(&c, &[TILE])?;
+        if launch.direct()? {
+            static KERNEL: DirectKernel = DirectKernel::new(
+                "kernels",
+                "vector_add",
+                "vector_add_entry",
+                kernels::__module_ast_self,
+                kernels::_SOURCE_HASH,
+            );
+            return launch.submit_direct(
+                &KERNEL,
+                &[Generic::Dtype(e0), Generic::Int(TILE as i64)],
+                &[
+                    Arg::Input("a", &a),
+                    Arg::Input("b", &b),
+                    Arg::Output("c", &c, vec![TILE]),
+                ],
+            );
+        }
         match e0 {
             ElemType::F32 => vector_add_typed::<f32>(launch, a, b, c, TILE),
             ElemType::F16 => vector_add_typed::<f16>(launch, a, b, c, TILE),
@@ -109,11 +127,18 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
+/// `(kernels compiled, launches that went straight to the driver)` in this process.
+#[pyfunction]
+fn _launch_counts() -> (u64, u64) {
+    tilebridge_runtime::direct::counts()
+}
+
 #[pymodule]
 fn vector_add_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vector_add, m)?)?;
     m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
     m.add_function(wrap_pyfunction!(_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(_launch_counts, m)?)?;
     m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
     Ok(())
 }

@@ -28,7 +28,7 @@ pub struct Launch<'py> {
     pub kernel: &'static str,
     pub grid: (u32, u32, u32),
     stream: Option<Bound<'py, PyAny>>,
-    sync: bool,
+    pub(crate) sync: bool,
     device: Option<usize>,
     framework: Option<Framework>,
     /// Every admitted array: its parameter, its first and end byte, whether it is written, and
@@ -37,10 +37,12 @@ pub struct Launch<'py> {
     /// (input, output) pairs that may be the same array: in-place updates, where the kernel reads
     /// the input before it writes the output, as cuTile Python allows them.
     in_place: &'static [(&'static str, &'static str)],
-    hints: Option<Hints>,
+    pub(crate) hints: Option<Hints>,
+    /// The raw `CUstream` the launch goes to, once looked up (see [`Launch::raw_stream`]).
+    raw: Option<usize>,
     /// The stream the launch goes to, once resolved (see [`Launch::stream`]).
     resolved: Option<Arc<Stream>>,
-    watch: Stopwatch,
+    pub(crate) watch: Stopwatch,
 }
 
 struct Span {
@@ -75,6 +77,7 @@ impl<'py> Launch<'py> {
             spans: Vec::new(),
             in_place: &[],
             hints: None,
+            raw: None,
             resolved: None,
             watch: Stopwatch::start(),
         })
@@ -276,11 +279,11 @@ impl<'py> Launch<'py> {
         device::context(self.device.unwrap_or(0))
     }
 
-    /// The stream the launch goes to: the `stream` argument, else the current stream of the
-    /// arrays' framework (see [`device::raw_stream`]). Resolved once, when first needed.
-    pub(crate) fn stream(&mut self, context: &Arc<Context>) -> PyResult<Arc<Stream>> {
-        if let Some(stream) = &self.resolved {
-            return Ok(stream.clone());
+    /// The raw stream the launch goes to: the `stream` argument, else the current stream of the
+    /// arrays' framework (see [`device::raw_stream`]). Looked up once, when first needed.
+    fn raw_stream(&mut self) -> PyResult<usize> {
+        if let Some(raw) = self.raw {
+            return Ok(raw);
         }
         let raw = device::raw_stream(
             self.py,
@@ -288,9 +291,29 @@ impl<'py> Launch<'py> {
             self.framework,
             self.device.unwrap_or(0),
         )?;
-        let stream = device::borrow_stream(raw, context);
+        self.raw = Some(raw);
+        Ok(raw)
+    }
+
+    /// The stream the launch goes to (see [`Launch::raw_stream`]), wrapped for cutile.
+    pub(crate) fn stream(&mut self, context: &Arc<Context>) -> PyResult<Arc<Stream>> {
+        if let Some(stream) = &self.resolved {
+            return Ok(stream.clone());
+        }
+        let stream = device::borrow_stream(self.raw_stream()?, context);
         self.resolved = Some(stream.clone());
         Ok(stream)
+    }
+
+    /// Whether the launch goes to the current stream of its arrays' framework: no `stream`
+    /// argument, or one that is that stream.
+    pub(crate) fn on_current_stream(&mut self) -> PyResult<bool> {
+        if self.stream.as_ref().is_none_or(|s| s.is_none()) {
+            return Ok(true);
+        }
+        let given = self.raw_stream()?;
+        let current = device::raw_stream(self.py, None, self.framework, self.device.unwrap_or(0))?;
+        Ok(given == current)
     }
 
     /// Submits `op` on the caller's stream and, for a blocking launch, waits for it.

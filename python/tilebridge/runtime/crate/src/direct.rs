@@ -1,0 +1,457 @@
+//! The direct launch: a launch of a specialization already compiled goes from the checked
+//! arguments straight to the driver.
+//!
+//! cutile's own launch path builds a `Tensor` around every array, registers each with its
+//! access tracker, builds the specialization key and probes its launch-site cache, and hands
+//! the submission's owners to a retirement thread: about 10 µs of host time per launch, more
+//! than the whole of `ct.launch`. The arrays of a tilebridge launch belong to the caller's
+//! framework, which orders their use and their release on the stream the launch goes to, so
+//! none of that bookkeeping protects anything here.
+//!
+//! A [`DirectKernel`] (one `static` per generated launcher) keeps what a launch of one
+//! specialization needs: the compiled function and cutile's validator, found by a key made
+//! of what cutile specializes on (the generics, each array's dtype and divisibility, the
+//! divisibility of integer scalars, the launch-time hints). The first launch of a
+//! specialization gets them from cutile's JIT (`compile_from_context`, the call its own
+//! launcher makes, so both paths share one compiled kernel), checks that the argument
+//! layout below is the one the compiled entry declares, and keeps them. Every launch then:
+//! the key, cutile's hoisted launch checks, one parameter buffer, one `cuLaunchKernel` on
+//! the caller's stream.
+//!
+//! The parameter layout is cutile's (`push_kernel_args` of its tensor and partition types):
+//! per array its base address, then its shape and its strides as i32; a partitioned output
+//! adds its tile shape and its strides again; a scalar is its value.
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use cutile::cuda_async::device_context::{ValidParamType, Validator};
+use cutile::cuda_async::device_operation::ExecutionContext;
+use cutile::cuda_async::error::DeviceError;
+use cutile::cuda_core::{Context, Function};
+use cutile::cutile_compiler::ast::Module;
+use cutile::cutile_compiler::specialization::{compute_spec, DivHint, SpecializationBits};
+use cutile::error::Error as CutileError;
+use cutile::tile_kernel::{compile_from_context, validate_launch_checks};
+use pyo3::prelude::*;
+
+use crate::array::{Array, ElemType};
+use crate::error::{error, from_device_error, Kind};
+use crate::launch::{compile_options, Hints, Launch};
+
+/// One generic argument of a kernel, in declaration order: turned into cutile's string form
+/// only when a specialization is compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generic {
+    /// An element type parameter bound to the dtype of an array class.
+    Dtype(ElemType),
+    /// An element type fixed per dtype combination (a derived dtype), by its cutile name.
+    Name(&'static str),
+    /// A `ct.Constant[int]`.
+    Int(i64),
+    /// A `ct.Constant[bool]`.
+    Bool(bool),
+}
+
+impl Generic {
+    fn text(self) -> String {
+        match self {
+            Generic::Dtype(e) => e.as_str().to_string(),
+            Generic::Name(n) => n.to_string(),
+            Generic::Int(v) => v.to_string(),
+            Generic::Bool(v) => v.to_string(),
+        }
+    }
+}
+
+/// A scalar kernel parameter's value, of the Rust type the entry declares.
+#[derive(Clone, Copy, Debug)]
+pub enum Scalar {
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    Bool(bool),
+}
+
+impl Scalar {
+    fn type_name(self) -> &'static str {
+        match self {
+            Scalar::I32(_) => "i32",
+            Scalar::I64(_) => "i64",
+            Scalar::F32(_) => "f32",
+            Scalar::F64(_) => "f64",
+            Scalar::Bool(_) => "bool",
+        }
+    }
+
+    /// cutile specializes on the divisibility of integer scalars, taken as i32 as its
+    /// launcher takes them.
+    fn hint(self) -> Option<DivHint> {
+        match self {
+            Scalar::I32(v) => Some(DivHint::from_value(v)),
+            Scalar::I64(v) => Some(DivHint::from_value(v as i32)),
+            _ => None,
+        }
+    }
+
+    /// The value in a parameter slot: its bytes first, as the driver reads a parameter of the
+    /// entry's size from the slot's address (little-endian).
+    fn word(self) -> u64 {
+        match self {
+            Scalar::I32(v) => v as u32 as u64,
+            Scalar::I64(v) => v as u64,
+            Scalar::F32(v) => v.to_bits() as u64,
+            Scalar::F64(v) => v.to_bits(),
+            Scalar::Bool(v) => v as u64,
+        }
+    }
+}
+
+/// One parameter of the kernel entry, in the entry's order.
+pub enum Arg<'a> {
+    /// An array passed whole (`&Tensor`).
+    Input(&'static str, &'a Array),
+    /// An array written one tile per block (`&mut Tensor` with the tile shape).
+    Output(&'static str, &'a Array, Vec<i32>),
+    Scalar(&'static str, Scalar),
+}
+
+impl<'a> Arg<'a> {
+    fn name(&self) -> &'static str {
+        match self {
+            Arg::Input(n, _) | Arg::Output(n, _, _) | Arg::Scalar(n, _) => n,
+        }
+    }
+
+    fn array(&self) -> Option<&'a Array> {
+        match self {
+            Arg::Input(_, a) | Arg::Output(_, a, _) => Some(a),
+            Arg::Scalar(..) => None,
+        }
+    }
+}
+
+/// What cutile specializes a kernel on, beyond the kernel itself.
+#[derive(Debug, PartialEq)]
+struct Key {
+    device: usize,
+    generics: Vec<Generic>,
+    arrays: Vec<(ElemType, SpecializationBits)>,
+    scalars: Vec<DivHint>,
+    hints: Option<Hints>,
+}
+
+impl Key {
+    fn new(device: usize, generics: &[Generic], args: &[Arg], hints: Option<Hints>) -> Key {
+        Key {
+            device,
+            generics: generics.to_vec(),
+            arrays: args
+                .iter()
+                .filter_map(Arg::array)
+                .map(|a| (a.elem, spec(a)))
+                .collect(),
+            scalars: args
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Scalar(_, s) => s.hint(),
+                    _ => None,
+                })
+                .collect(),
+            hints,
+        }
+    }
+}
+
+/// cutile's specialization of an array: the divisibility of its base address, extents and
+/// strides, which strides are 1, and whether its elements are disjoint.
+fn spec(a: &Array) -> SpecializationBits {
+    compute_spec(a.ptr, &a.shape, &a.strides, a.elem.size_in_bytes() as i32)
+}
+
+/// A compiled specialization and what its launches check.
+struct Resolved {
+    key: Key,
+    function: Arc<Function>,
+    validator: Arc<Validator>,
+}
+
+/// The compiled specializations of one kernel entry, for its direct launches.
+pub struct DirectKernel {
+    module: &'static str,
+    function: &'static str,
+    entry: &'static str,
+    ast: fn() -> Module,
+    source_hash: &'static str,
+    resolved: RwLock<Vec<Arc<Resolved>>>,
+}
+
+impl DirectKernel {
+    /// `module::function` of `#[cutile::module]` source whose AST and `_SOURCE_HASH` are
+    /// `ast` and `source_hash`; `entry` is the compiled function's name (`<function>_entry`).
+    pub const fn new(
+        module: &'static str,
+        function: &'static str,
+        entry: &'static str,
+        ast: fn() -> Module,
+        source_hash: &'static str,
+    ) -> Self {
+        DirectKernel {
+            module,
+            function,
+            entry,
+            ast,
+            source_hash,
+            resolved: RwLock::new(Vec::new()),
+        }
+    }
+
+    fn find(&self, key: &Key) -> Option<Arc<Resolved>> {
+        let resolved = self.resolved.read().unwrap_or_else(|p| p.into_inner());
+        resolved.iter().find(|r| r.key == *key).cloned()
+    }
+
+    /// Compiles (or finds in cutile's cache) the specialization `key` stands for, and checks
+    /// that `args` is the parameter list its entry declares.
+    fn resolve(
+        &self,
+        launch: &Launch,
+        context: &Arc<Context>,
+        stream: &Arc<cutile::cuda_core::Stream>,
+        key: Key,
+        args: &[Arg],
+    ) -> PyResult<Arc<Resolved>> {
+        let kernel = launch.kernel;
+        let generics: Vec<String> = key.generics.iter().map(|g| g.text()).collect();
+        let arrays: Vec<(&str, SpecializationBits)> = args
+            .iter()
+            .filter_map(|a| a.array().map(|array| (a.name(), spec(array))))
+            .collect();
+        let stride_args = arrays
+            .iter()
+            .map(|(name, s)| {
+                let ones = s.stride_one.iter().map(|&one| if one { 1 } else { -1 });
+                (name.to_string(), ones.collect())
+            })
+            .collect();
+        let spec_args = arrays
+            .into_iter()
+            .map(|(name, s)| (name.to_string(), s))
+            .collect();
+        let scalar_hints = args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Scalar(name, s) => s.hint().map(|h| (name.to_string(), h)),
+                _ => None,
+            })
+            .collect();
+        let options = compile_options(key.hints).unwrap_or_default();
+        let ctx = ExecutionContext::new(stream.clone());
+        let compiled = launch.py.detach(|| {
+            context.bind_to_thread()?;
+            compile_from_context(
+                &ctx,
+                self.ast,
+                self.module,
+                self.function,
+                self.entry,
+                generics,
+                stride_args,
+                spec_args,
+                scalar_hints,
+                None,
+                options,
+                self.source_hash,
+            )
+        });
+        let (function, validator) = compiled.map_err(|e| from_cutile_error(kernel, e))?;
+        check_layout(kernel, &validator, args)?;
+        let resolved = Arc::new(Resolved {
+            key,
+            function,
+            validator,
+        });
+        let mut all = self.resolved.write().unwrap_or_else(|p| p.into_inner());
+        match all.iter().find(|r| r.key == resolved.key) {
+            Some(other) => Ok(other.clone()), // another thread resolved it meanwhile
+            None => {
+                all.push(resolved.clone());
+                Ok(resolved)
+            }
+        }
+    }
+}
+
+/// Checks, once per specialization, that the parameters a direct launch passes are the ones
+/// the compiled entry declares: a launch must never hand the driver a buffer laid out for
+/// another signature.
+fn check_layout(kernel: &str, validator: &Validator, args: &[Arg]) -> PyResult<()> {
+    let mismatch = |what: String| {
+        error(
+            Kind::Launch,
+            format!("kernel `{kernel}`: internal error: the direct launch {what}; launch it with TILEBRIDGE_DIRECT=0 and report this"),
+        )
+    };
+    if validator.params.len() != args.len() {
+        return Err(mismatch(format!(
+            "passes {} parameters, the compiled entry declares {}",
+            args.len(),
+            validator.params.len()
+        )));
+    }
+    for (arg, param) in args.iter().zip(&validator.params) {
+        let ok = match (arg, param) {
+            (Arg::Input(_, a), ValidParamType::Tensor(t)) => {
+                t.element_type == a.elem.as_str()
+                    && t.shape.len() == a.rank()
+                    && t.shape.iter().all(|&d| d == -1)
+            }
+            (Arg::Output(_, a, tile), ValidParamType::Tensor(t)) => {
+                t.element_type == a.elem.as_str() && t.shape == *tile
+            }
+            (Arg::Scalar(_, s), ValidParamType::Scalar(t)) => t.element_type == s.type_name(),
+            _ => false,
+        };
+        if !ok {
+            return Err(mismatch(format!(
+                "passes '{}' where the compiled entry declares {param:?}",
+                arg.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Maps an error of cutile's JIT or launch checks to the exception its own launch path raises.
+fn from_cutile_error(kernel: &str, e: CutileError) -> PyErr {
+    let device = match e {
+        CutileError::Driver(d) => DeviceError::Driver(d),
+        CutileError::Device(d) => d,
+        other => DeviceError::from(other),
+    };
+    from_device_error(kernel, &device)
+}
+
+impl<'py> Launch<'py> {
+    /// Whether this launch may go direct: not turned off (`TILEBRIDGE_DIRECT=0`), and on the
+    /// current stream of the arrays' framework, which orders the release of their memory
+    /// after this launch. A launch on another stream takes cutile's path, which keeps the
+    /// arrays alive until the kernel completes.
+    pub fn direct(&mut self) -> PyResult<bool> {
+        if !enabled() {
+            return Ok(false);
+        }
+        self.on_current_stream()
+    }
+
+    /// Launches `kernel` with `generics` and the entry's parameters `args` (in its order),
+    /// compiling the specialization at its first launch.
+    pub fn submit_direct(
+        mut self,
+        kernel: &'static DirectKernel,
+        generics: &[Generic],
+        args: &[Arg],
+    ) -> PyResult<()> {
+        let context = self.context()?;
+        let stream = self.stream(&context)?;
+        self.watch.lap(1);
+        let key = Key::new(context.ordinal(), generics, args, self.hints);
+        let resolved = match kernel.find(&key) {
+            Some(r) => r,
+            None => kernel.resolve(&self, &context, &stream, key, args)?,
+        };
+        let name = self.kernel;
+        if !resolved.validator.launch_checks.is_empty() {
+            let shapes: Vec<Vec<i32>> = args
+                .iter()
+                .map(|a| a.array().map(|a| a.shape.clone()).unwrap_or_default())
+                .collect();
+            let views: Vec<Vec<i32>> = args
+                .iter()
+                .zip(&shapes)
+                .map(|(a, shape)| match a {
+                    Arg::Output(_, _, tile) => tile.clone(),
+                    _ => shape.clone(),
+                })
+                .collect();
+            validate_launch_checks(
+                &resolved.validator.launch_checks,
+                &shapes,
+                &views,
+                self.grid,
+            )
+            .map_err(|e| from_cutile_error(name, e))?;
+        }
+        let mut words: Vec<u64> = Vec::with_capacity(args.len() * 9);
+        for arg in args {
+            match arg {
+                Arg::Input(_, a) | Arg::Output(_, a, _) => {
+                    words.push(a.ptr);
+                    words.extend(a.shape.iter().map(|&d| d as u32 as u64));
+                    words.extend(a.strides.iter().map(|&s| s as u32 as u64));
+                    if let Arg::Output(_, _, tile) = arg {
+                        words.extend(tile.iter().map(|&t| t as u32 as u64));
+                        words.extend(a.strides.iter().map(|&s| s as u32 as u64));
+                    }
+                }
+                Arg::Scalar(_, s) => words.push(s.word()),
+            }
+        }
+        let mut params: Vec<*mut c_void> = words
+            .iter_mut()
+            .map(|w| w as *mut u64 as *mut c_void)
+            .collect();
+        self.watch.lap(2);
+        let grid = self.grid;
+        // SAFETY: `params` holds one pointer per parameter of the compiled entry, each to a
+        // slot holding that parameter's value in its leading bytes: the count and kinds were
+        // checked against the entry's declaration (`check_layout`) and the layout is the one
+        // cutile's launcher pushes. Every array's memory is owned by a Python object the caller
+        // holds for this call, lies within its extent as the arguments were checked, and is
+        // used on the stream its framework orders its own work and its release on
+        // (`Launch::direct`); no output overlaps another argument (`Launch::output`). `words`
+        // outlives the call, which copies the parameters.
+        let launched = unsafe {
+            context.bind_to_thread().and_then(|()| {
+                cutile::cuda_core::launch_kernel(
+                    resolved.function.cu_function(),
+                    grid,
+                    (1, 1, 1),
+                    0,
+                    stream.cu_stream(),
+                    &mut params,
+                )
+            })
+        };
+        launched.map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
+        DIRECT_LAUNCHES.fetch_add(1, Ordering::Relaxed);
+        self.watch.lap(3);
+        if self.sync {
+            self.py
+                .detach(|| stream.synchronize())
+                .map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
+            self.watch.lap(4);
+        }
+        self.watch.finish();
+        Ok(())
+    }
+}
+
+static DIRECT_LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+/// `(kernels cutile's JIT compiled, launches that went direct)` in this process: what tests
+/// read to tell which path a launch took and whether it compiled.
+pub fn counts() -> (u64, u64) {
+    (
+        cutile::tile_kernel::jit_compile_count(),
+        DIRECT_LAUNCHES.load(Ordering::Relaxed),
+    )
+}
+
+/// Direct launches are on unless `TILEBRIDGE_DIRECT=0` (read once per process).
+fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("TILEBRIDGE_DIRECT").is_none_or(|v| v != "0"))
+}
