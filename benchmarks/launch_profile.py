@@ -32,8 +32,7 @@ def main():
     default = per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, sync=False))
     after = ext._profile()
     launches = after[0] - before[0]
-    path = "cutile's launch path (TILEBRIDGE_DIRECT=0)" if os.environ.get("TILEBRIDGE_DIRECT") == "0" else "direct"
-    print(f"[{path}] launch with torch's current stream: {default:.2f} us per call; phases per launch:")
+    print(f"launch with torch's current stream: {default:.2f} us per call; phases per launch:")
     for (phase, t1), (_, t0) in zip(after[1], before[1]):
         print(f"  {phase:<10} {(t1 - t0) / launches / 1e3:7.2f} us")
     print(f"launch with stream=<int>:           {per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, stream=raw, sync=False)):.2f} us")

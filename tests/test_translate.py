@@ -1,5 +1,6 @@
 """Translation without building: golden output, rustfmt-clean code, and clear errors."""
 
+import math
 import os
 import shutil
 import subprocess
@@ -158,7 +159,16 @@ def test_dtype_variant_explosion_is_a_clear_error():
     with pytest.raises(tb.TranslationError, match=r"243 launcher variants to build; state the dtypes"):
         tb.translate(kernel, runtime_path=RUNTIME_CRATE)
     crate = tb.translate(kernel, runtime_path=RUNTIME_CRATE, dtypes={"a": ["f16"], "b": ["f16"]})
-    assert crate.files["src/lib.rs"].count("_typed::<") == 27
+    dtypes = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["too_many_dtype_variants"].dtypes
+    assert math.prod(len(allowed) for allowed in dtypes.values()) == 27
+    assert built_combinations(crate.files["src/lib.rs"], "too_many_dtype_variants") is None  # every one of them
+
+
+def built_combinations(lib_rs: str, kernel: str) -> int | None:
+    """How many dtype combinations the launcher of `kernel` lets through, where it checks the
+    combination and not only each class's dtype (None)."""
+    launcher = lib_rs.split(f"fn {kernel}<'py>(")[1].split("static KERNEL")[0]
+    return launcher.count("(ElemType::") if "matches!(" in launcher else None
 
 
 def test_helpers_from_a_sibling_file_are_inlined(tmp_path):
@@ -216,14 +226,15 @@ def test_recorded_launches_widen_the_launcher_variants(tmp_path):
     with pytest.raises(tb.TranslationError, match="243 launcher variants"):
         tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE)
     crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE, launches=launches.read([log]))
-    assert crate.files["src/lib.rs"].count("five_typed::<") == 1
-    assert "five_typed::<f16, f16, f16, f16, f32>" in crate.files["src/lib.rs"]
-    assert "was built for these dtype combinations only" in crate.files["src/lib.rs"]
+    five = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["five"]
+    assert list(five.dtypes.values()) == [["f16"]] * 4 + [["f32"]]  # the recorded combination only
+    assert built_combinations(crate.files["src/lib.rs"], "five") is None  # each class's dtype says it all
     crate = tb.translate(REPO / "tests" / "fixtures" / "checked_ops.py", runtime_path=RUNTIME_CRATE,
                          launches=launches.read([log]))
     meta = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels
     assert meta["prefix_sums"].dtypes["E0"] == ["f32", "f16", "bf16", "i32"]  # widened, nothing dropped
-    assert crate.files["src/lib.rs"].count("prefix_sums_typed::<") == 27 + 1
+    assert built_combinations(crate.files["src/lib.rs"], "prefix_sums") == 27 + 1
+    assert "was built for these dtype combinations only" in crate.files["src/lib.rs"]
     assert meta["count_ids"].dtypes == {"E0": ["i32", "i64"], "E1": ["i32"]}  # no launches: as ever
 
 

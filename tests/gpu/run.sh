@@ -18,8 +18,6 @@ step doctor.txt python3 -m tilebridge.cli doctor
 if [ "${BENCH:-1}" = 1 ]; then  # BENCH=0: a round for correctness alone
   step bench.txt python3 benchmarks/bench_examples.py --runs "${BENCH_RUNS:-50}"
   step profile.txt env TILEBRIDGE_PROFILE=1 python3 benchmarks/launch_profile.py
-  # The same through cutile's launch path alone, for the direct launch's before and after.
-  step profile.txt env TILEBRIDGE_PROFILE=1 TILEBRIDGE_DIRECT=0 python3 benchmarks/launch_profile.py
   step torch_compile.txt python3 benchmarks/torch_compile.py
 fi
 # A failed capture leaves torch's RNG in capture mode: graph tests get a process of their own.
@@ -27,7 +25,5 @@ step pytest.txt python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -n 8 -k "
 step pytest.txt python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -k graph
 python3 benchmarks/capture_probe.py 2>&1 | tee "$OUT/capture.txt"
 step check.txt python3 -m tilebridge.cli check examples/*.py -m tilebridge_examples
-# Launches on the current stream go direct once compiled; the same through cutile's path alone.
-step check.txt env TILEBRIDGE_DIRECT=0 python3 -m tilebridge.cli check examples/*.py -m tilebridge_examples
 echo "round status: $status" | tee -a "$OUT/status.txt"
 exit $status

@@ -1,6 +1,6 @@
 """The PyO3 launcher of each kernel: its Python signature, the checks it makes of a launch's
-arguments, its dispatch on their dtypes (one monomorphization per combination), and the call
-into the kernel module; plus the metadata the Python side maps `ct.launch` arguments with."""
+arguments, and the parameters and generics it launches the kernel entry with; plus the
+metadata the Python side maps `ct.launch` arguments with."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from ...metadata import KernelMetadata, ParamMetadata
 from ..rust_syntax import rust_name
 from .rust_expr import rust_expr
 
-# A launcher dispatches on the dtypes of its arrays: one monomorphization per combination.
+# A launcher takes every combination of dtypes its kernel was checked against cuTile Python for,
+# at translation: at most this many.
 MAX_LAUNCHER_VARIANTS = 81
 
 
@@ -113,62 +114,20 @@ def launcher(kernel: ir.KernelIR) -> dict:
             tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
             checks.append(f"launch.check_tile_grid(&{rust_name(p.name)}, &[{tile}])?;")
 
-    # One monomorphization per combination of allowed dtypes (as many as check_launcher_variants let pass).
+    # Each class's dtype was checked against its allowed list; where the combinations are fewer
+    # than all of theirs (recorded launches), the combination is checked too.
     combos = kernel.launcher_combos()
-    typed_args = ["launch"] + [rust_name(p.name) for p in kernel.params if not isinstance(p, ir.UnusedParam)]
-    arms = []
-    for combo in combos:
-        pattern = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in combo)
-        types = ", ".join(ARRAY_DTYPES[d].name for d in combo)
-        # Derived dtypes are fixed per arm, passed to cutile by name.
-        bound = {c.rust_name: d for c, d in zip(kernel.dtype_classes, combo)}
-        derived = [f'"{derived_dtype(d, bound)}"' for d in kernel.derived]
-        arms.append((f"({pattern})" if len(combo) > 1 else pattern,
-                     f"{k}_typed::<{types}>({', '.join(typed_args + derived)})"))
-    scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
-    if len(kernel.dtype_classes) > 1:
-        scrutinee = f"({scrutinee})"
-    # A kernel without arrays has no dtype to dispatch on: one typed function, called as it is.
-    only_call = None if kernel.dtype_classes else f"{k}_typed({', '.join(typed_args)})"
-
-    typed_params = ["mut launch: Launch<'_>"]
-    for p in kernel.params:
-        if isinstance(p, ir.ArrayParam):
-            typed_params.append(f"{rust_name(p.name)}: {'ArrayList' if p.listed else 'Array'}")
-        elif isinstance(p, ir.ScalarParam):
-            typed_params.append(f"{rust_name(p.name)}: {p.dtype}")
-        elif isinstance(p, ir.ConstParam):
-            typed_params.append(f"{rust_name(p.name)}: {p.kind}")
-    typed_params += [f"{d.rust_name.lower()}: &'static str" for d in kernel.derived]
-    tensors = []
-    call_args = []
-    for p in kernel.runtime_params:
-        n = rust_name(p.name)
-        if isinstance(p, ir.ArrayParam) and p.listed:
-            tensors.append(f"let {n}_divisors = {n}.divisors();")
-            tensors.append(f"let {n} = launch.table(&{n}, &context)?;")
-            call_args.append(f"&{n}")
-        elif isinstance(p, ir.ArrayParam):
-            partitioned = p.written and p.tile is not None
-            mut = "mut " if partitioned else ""
-            if p.strided:
-                tensors += [f"let {n}_stride_{axis} = {n}.strides[{axis}];" for axis in range(p.rank - 1)]
-            tensors.append(f"let {mut}{n} = {n}.tensor::<{p.dtype}>(launch.py, &context);")
-            if partitioned:
-                # The tile sizes were checked positive (check_tile_dim) before this cast.
-                tile = ", ".join(f"{rust_name(d)} as usize" if isinstance(d, str) else str(d) for d in p.tile)
-                call_args.append(f"(&mut {n}).partition([{tile}])")
-            else:
-                call_args.append(f"&{n}")
-            if p.strided:
-                call_args += [f"{n}_stride_{axis}" for axis in range(p.rank - 1)]
-        else:
-            call_args.append(n)
-    generics = [f"{c.rust_name}::DTYPE.as_str().to_string()" for c in kernel.dtype_classes]
-    generics += [f"{d.rust_name.lower()}.to_string()" for d in kernel.derived]
-    generics += [f"{rust_name(c.name)}.to_string()" for c in kernel.consts]
-    generics += [f"{rust_name(p.name)}_divisors[{i}].to_string()" for p in kernel.arrays if p.listed
-                 for i in range(len(ir.list_divisors(p)))]
+    product = 1
+    for c in kernel.dtype_classes:
+        product *= len(c.allowed)
+    if len(combos) < product:
+        def pattern(combo: tuple[str, ...]) -> str:
+            items = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in combo)
+            return f"({items})" if len(combo) > 1 else items
+        scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
+        scrutinee = f"({scrutinee})" if len(kernel.dtype_classes) > 1 else scrutinee
+        checks.append(f"if !matches!({scrutinee}, {' | '.join(map(pattern, combos))}) {{ "
+                      f"return Err(tilebridge_runtime::error::argument({json.dumps(_unbuilt_message(kernel))})); }}")
     return {
         "name": k,
         "shown": shown,
@@ -183,34 +142,25 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "admit": admit,
         "classes": classes,
         "checks": checks,
-        "scrutinee": scrutinee,
-        "only_call": only_call,
-        "direct": direct_launch(kernel),
-        "arms": arms,
-        "unbuilt": json.dumps(_unbuilt_message(kernel)),
-        "class_names": [c.rust_name for c in kernel.dtype_classes],
-        "typed_params": typed_params,
-        "tensors": tensors,
-        "call": f"kernels::{k}({', '.join(call_args)})",
-        "generics": ", ".join(generics),
+        **submission(kernel),
     }
 
 
-# The Rust type of a scalar parameter as `tilebridge_runtime::direct::Scalar` names it.
+# The Rust type of a scalar parameter as `tilebridge_runtime::kernel::Scalar` names it.
 _SCALARS = {"i32": "I32", "i64": "I64", "f32": "F32", "f64": "F64", "bool": "Bool"}
 
 
-def direct_launch(kernel: ir.KernelIR) -> dict | None:
-    """What a direct launch of `kernel` passes (`tilebridge_runtime::direct`): its generics and
-    its entry's parameters in the entry's order, each as `entry` in `emit.kernel` declares it.
-    None for a kernel that takes a list of arrays (its table is made per launch) or a scalar of
-    a type the direct launch does not pass; those launch through cutile."""
-    if any(isinstance(p, ir.ArrayParam) and p.listed for p in kernel.params):
-        return None
-    args = []
+def submission(kernel: ir.KernelIR) -> dict:
+    """What a launch of `kernel` hands `Launch::submit` (`tilebridge_runtime::kernel`): the
+    entry's name, its generics in declaration order (as `entry` in `emit.kernel` declares them),
+    its parameters in its order, and the lines that make a list's table first."""
+    prepare, args = [], []
     for p in kernel.runtime_params:
         n = rust_name(p.name)
-        if isinstance(p, ir.ArrayParam):
+        if isinstance(p, ir.ArrayParam) and p.listed:
+            prepare.append(f"let {n}_table = launch.table(&{n})?;")
+            args.append(f'Arg::Table("{n}", &{n}_table)')
+        elif isinstance(p, ir.ArrayParam):
             if p.written and p.tile is not None:
                 tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
                 args.append(f'Arg::Output("{n}", &{n}, vec![{tile}])')
@@ -222,7 +172,8 @@ def direct_launch(kernel: ir.KernelIR) -> dict | None:
         elif p.dtype in _SCALARS:
             args.append(f'Arg::Scalar("{n}", Scalar::{_SCALARS[p.dtype]}({n}))')
         else:
-            return None
+            raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}`: parameter `{p.name}` "
+                                   f"is a {p.dtype} scalar, which a launch cannot pass yet")
     classes = {c.rust_name for c in kernel.dtype_classes}
 
     def dtype_name(d: str) -> str:  # a class's dtype at run time, or a fixed one
@@ -233,7 +184,12 @@ def direct_launch(kernel: ir.KernelIR) -> dict | None:
                  f"else {{ {dtype_name(d.other)} }})" for d in kernel.derived]
     generics += [f"Generic::Bool({rust_name(c.name)})" if c.kind == "bool" else f"Generic::Int({rust_name(c.name)} as i64)"
                  for c in kernel.consts]
-    return {"entry": f"{kernel.name}_entry", "generics": generics, "args": args}
+    if any(p.listed for p in kernel.arrays):
+        prepare += [f"let {rust_name(p.name)}_divisors = {rust_name(p.name)}.divisors();" for p in kernel.arrays
+                    if p.listed]
+        generics += [f"Generic::Int({rust_name(p.name)}_divisors[{i}] as i64)" for p in kernel.arrays if p.listed
+                     for i in range(len(ir.list_divisors(p)))]
+    return {"entry": f"{kernel.name}_entry", "prepare": prepare, "generics": generics, "params": args}
 
 
 def dispatcher(variants: list[ir.KernelIR]) -> dict:

@@ -35,89 +35,28 @@ fn group_rotate<'py>(
         check_tile_dim("group_rotate", "TILE", TILE)?;
         check_positive("group_rotate", "GROUP", GROUP)?;
         launch.check_tile_grid(&y, &[TILE])?;
-        if launch.direct()? {
-            static KERNEL: DirectKernel = DirectKernel::new(
-                "kernels",
-                "group_rotate",
-                "group_rotate_entry",
-                kernels::__module_ast_self,
-                kernels::_SOURCE_HASH,
-            );
-            return launch.submit_direct(
-                &KERNEL,
-                &[
-                    Generic::Dtype(e0),
-                    Generic::Dtype(e1),
-                    Generic::Int(GROUP as i64),
-                    Generic::Int(TILE as i64),
-                ],
-                &[
-                    Arg::Input("x", &x),
-                    Arg::Output("y", &y, vec![TILE]),
-                    Arg::Scalar("SCALE", Scalar::F32(SCALE)),
-                ],
-            );
-        }
-        match (e0, e1) {
-            (ElemType::F32, ElemType::F32) => {
-                group_rotate_typed::<f32, f32>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            (ElemType::F32, ElemType::F16) => {
-                group_rotate_typed::<f32, f16>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            (ElemType::F32, ElemType::BF16) => {
-                group_rotate_typed::<f32, bf16>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            (ElemType::F16, ElemType::F32) => {
-                group_rotate_typed::<f16, f32>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            (ElemType::F16, ElemType::F16) => {
-                group_rotate_typed::<f16, f16>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            (ElemType::F16, ElemType::BF16) => {
-                group_rotate_typed::<f16, bf16>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            (ElemType::BF16, ElemType::F32) => {
-                group_rotate_typed::<bf16, f32>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            (ElemType::BF16, ElemType::F16) => {
-                group_rotate_typed::<bf16, f16>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            (ElemType::BF16, ElemType::BF16) => {
-                group_rotate_typed::<bf16, bf16>(launch, x, y, SCALE, GROUP, TILE)
-            }
-            // same_elem admitted only the dtypes above, one class at a time.
-            _ => Err(tilebridge_runtime::error::argument(
-                "unsupported dtype combination",
-            )),
-        }
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "group_rotate",
+            "group_rotate_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[
+                Generic::Dtype(e0),
+                Generic::Dtype(e1),
+                Generic::Int(GROUP as i64),
+                Generic::Int(TILE as i64),
+            ],
+            &[
+                Arg::Input("x", &x),
+                Arg::Output("y", &y, vec![TILE]),
+                Arg::Scalar("SCALE", Scalar::F32(SCALE)),
+            ],
+        )
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn group_rotate_typed<E0: Element, E1: Element>(
-    mut launch: Launch<'_>,
-    x: Array,
-    y: Array,
-    SCALE: f32,
-    GROUP: i32,
-    TILE: i32,
-) -> PyResult<()> {
-    let context = launch.context()?;
-    let x = x.tensor::<E0>(launch.py, &context);
-    let mut y = y.tensor::<E1>(launch.py, &context);
-    let mut op = kernels::group_rotate(&x, (&mut y).partition([TILE as usize]), SCALE)
-        .generics(vec![
-            E0::DTYPE.as_str().to_string(),
-            E1::DTYPE.as_str().to_string(),
-            GROUP.to_string(),
-            TILE.to_string(),
-        ])
-        .grid(launch.grid);
-    if let Some(options) = launch.compile_options() {
-        op = op.compile_options(options);
-    }
-    launch.submit(&context, op)
 }
 
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
@@ -159,10 +98,10 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
-/// `(kernels compiled, launches that went straight to the driver)` in this process.
+/// `(kernels compiled, kernels launched)` in this process.
 #[pyfunction]
 fn _launch_counts() -> (u64, u64) {
-    tilebridge_runtime::direct::counts()
+    tilebridge_runtime::kernel::counts()
 }
 
 #[pymodule]

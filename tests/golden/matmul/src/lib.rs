@@ -38,85 +38,29 @@ fn matmul<'py>(
         check_tile_dim("matmul", "TN", TN)?;
         check_tile_dim("matmul", "TK", TK)?;
         launch.check_tile_grid(&C, &[TM, TN])?;
-        if launch.direct()? {
-            static KERNEL: DirectKernel = DirectKernel::new(
-                "kernels",
-                "matmul",
-                "matmul_entry",
-                kernels::__module_ast_self,
-                kernels::_SOURCE_HASH,
-            );
-            return launch.submit_direct(
-                &KERNEL,
-                &[
-                    Generic::Dtype(e0),
-                    Generic::Dtype(e1),
-                    Generic::Int(TM as i64),
-                    Generic::Int(TN as i64),
-                    Generic::Int(TK as i64),
-                ],
-                &[
-                    Arg::Input("A", &A),
-                    Arg::Input("B", &B),
-                    Arg::Output("C", &C, vec![TM, TN]),
-                ],
-            );
-        }
-        match (e0, e1) {
-            (ElemType::F32, ElemType::F32) => matmul_typed::<f32, f32>(launch, A, B, C, TM, TN, TK),
-            (ElemType::F32, ElemType::F16) => matmul_typed::<f32, f16>(launch, A, B, C, TM, TN, TK),
-            (ElemType::F32, ElemType::BF16) => {
-                matmul_typed::<f32, bf16>(launch, A, B, C, TM, TN, TK)
-            }
-            (ElemType::F16, ElemType::F32) => matmul_typed::<f16, f32>(launch, A, B, C, TM, TN, TK),
-            (ElemType::F16, ElemType::F16) => matmul_typed::<f16, f16>(launch, A, B, C, TM, TN, TK),
-            (ElemType::F16, ElemType::BF16) => {
-                matmul_typed::<f16, bf16>(launch, A, B, C, TM, TN, TK)
-            }
-            (ElemType::BF16, ElemType::F32) => {
-                matmul_typed::<bf16, f32>(launch, A, B, C, TM, TN, TK)
-            }
-            (ElemType::BF16, ElemType::F16) => {
-                matmul_typed::<bf16, f16>(launch, A, B, C, TM, TN, TK)
-            }
-            (ElemType::BF16, ElemType::BF16) => {
-                matmul_typed::<bf16, bf16>(launch, A, B, C, TM, TN, TK)
-            }
-            // same_elem admitted only the dtypes above, one class at a time.
-            _ => Err(tilebridge_runtime::error::argument(
-                "unsupported dtype combination",
-            )),
-        }
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "matmul",
+            "matmul_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[
+                Generic::Dtype(e0),
+                Generic::Dtype(e1),
+                Generic::Int(TM as i64),
+                Generic::Int(TN as i64),
+                Generic::Int(TK as i64),
+            ],
+            &[
+                Arg::Input("A", &A),
+                Arg::Input("B", &B),
+                Arg::Output("C", &C, vec![TM, TN]),
+            ],
+        )
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn matmul_typed<E0: Element, E1: Element>(
-    mut launch: Launch<'_>,
-    A: Array,
-    B: Array,
-    C: Array,
-    TM: i32,
-    TN: i32,
-    TK: i32,
-) -> PyResult<()> {
-    let context = launch.context()?;
-    let A = A.tensor::<E0>(launch.py, &context);
-    let B = B.tensor::<E0>(launch.py, &context);
-    let mut C = C.tensor::<E1>(launch.py, &context);
-    let mut op = kernels::matmul(&A, &B, (&mut C).partition([TM as usize, TN as usize]))
-        .generics(vec![
-            E0::DTYPE.as_str().to_string(),
-            E1::DTYPE.as_str().to_string(),
-            TM.to_string(),
-            TN.to_string(),
-            TK.to_string(),
-        ])
-        .grid(launch.grid);
-    if let Some(options) = launch.compile_options() {
-        op = op.compile_options(options);
-    }
-    launch.submit(&context, op)
 }
 
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
@@ -158,10 +102,10 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
-/// `(kernels compiled, launches that went straight to the driver)` in this process.
+/// `(kernels compiled, kernels launched)` in this process.
 #[pyfunction]
 fn _launch_counts() -> (u64, u64) {
-    tilebridge_runtime::direct::counts()
+    tilebridge_runtime::kernel::counts()
 }
 
 #[pymodule]

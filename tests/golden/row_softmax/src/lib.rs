@@ -33,65 +33,23 @@ fn row_softmax<'py>(
         let e1 = launch.same_elem(&[&y], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("row_softmax", "TILE_N", TILE_N)?;
         launch.check_tile_grid(&y, &[1, TILE_N])?;
-        if launch.direct()? {
-            static KERNEL: DirectKernel = DirectKernel::new(
-                "kernels",
-                "row_softmax",
-                "row_softmax_entry",
-                kernels::__module_ast_self,
-                kernels::_SOURCE_HASH,
-            );
-            return launch.submit_direct(
-                &KERNEL,
-                &[
-                    Generic::Dtype(e0),
-                    Generic::Dtype(e1),
-                    Generic::Int(TILE_N as i64),
-                ],
-                &[Arg::Input("x", &x), Arg::Output("y", &y, vec![1, TILE_N])],
-            );
-        }
-        match (e0, e1) {
-            (ElemType::F32, ElemType::F32) => row_softmax_typed::<f32, f32>(launch, x, y, TILE_N),
-            (ElemType::F32, ElemType::F16) => row_softmax_typed::<f32, f16>(launch, x, y, TILE_N),
-            (ElemType::F32, ElemType::BF16) => row_softmax_typed::<f32, bf16>(launch, x, y, TILE_N),
-            (ElemType::F16, ElemType::F32) => row_softmax_typed::<f16, f32>(launch, x, y, TILE_N),
-            (ElemType::F16, ElemType::F16) => row_softmax_typed::<f16, f16>(launch, x, y, TILE_N),
-            (ElemType::F16, ElemType::BF16) => row_softmax_typed::<f16, bf16>(launch, x, y, TILE_N),
-            (ElemType::BF16, ElemType::F32) => row_softmax_typed::<bf16, f32>(launch, x, y, TILE_N),
-            (ElemType::BF16, ElemType::F16) => row_softmax_typed::<bf16, f16>(launch, x, y, TILE_N),
-            (ElemType::BF16, ElemType::BF16) => {
-                row_softmax_typed::<bf16, bf16>(launch, x, y, TILE_N)
-            }
-            // same_elem admitted only the dtypes above, one class at a time.
-            _ => Err(tilebridge_runtime::error::argument(
-                "unsupported dtype combination",
-            )),
-        }
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "row_softmax",
+            "row_softmax_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[
+                Generic::Dtype(e0),
+                Generic::Dtype(e1),
+                Generic::Int(TILE_N as i64),
+            ],
+            &[Arg::Input("x", &x), Arg::Output("y", &y, vec![1, TILE_N])],
+        )
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn row_softmax_typed<E0: Element, E1: Element>(
-    mut launch: Launch<'_>,
-    x: Array,
-    y: Array,
-    TILE_N: i32,
-) -> PyResult<()> {
-    let context = launch.context()?;
-    let x = x.tensor::<E0>(launch.py, &context);
-    let mut y = y.tensor::<E1>(launch.py, &context);
-    let mut op = kernels::row_softmax(&x, (&mut y).partition([1, TILE_N as usize]))
-        .generics(vec![
-            E0::DTYPE.as_str().to_string(),
-            E1::DTYPE.as_str().to_string(),
-            TILE_N.to_string(),
-        ])
-        .grid(launch.grid);
-    if let Some(options) = launch.compile_options() {
-        op = op.compile_options(options);
-    }
-    launch.submit(&context, op)
 }
 
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
@@ -133,10 +91,10 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
-/// `(kernels compiled, launches that went straight to the driver)` in this process.
+/// `(kernels compiled, kernels launched)` in this process.
 #[pyfunction]
 fn _launch_counts() -> (u64, u64) {
-    tilebridge_runtime::direct::counts()
+    tilebridge_runtime::kernel::counts()
 }
 
 #[pymodule]

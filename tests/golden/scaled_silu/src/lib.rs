@@ -35,88 +35,28 @@ fn scaled_silu<'py>(
         let e1 = launch.same_elem(&[&y], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("scaled_silu", "TILE", TILE)?;
         launch.check_tile_grid(&y, &[TILE])?;
-        if launch.direct()? {
-            static KERNEL: DirectKernel = DirectKernel::new(
-                "kernels",
-                "scaled_silu",
-                "scaled_silu_entry",
-                kernels::__module_ast_self,
-                kernels::_SOURCE_HASH,
-            );
-            return launch.submit_direct(
-                &KERNEL,
-                &[
-                    Generic::Dtype(e0),
-                    Generic::Dtype(e1),
-                    Generic::Int(TILE as i64),
-                ],
-                &[
-                    Arg::Input("x", &x),
-                    Arg::Output("y", &y, vec![TILE]),
-                    Arg::Scalar("alpha", Scalar::F32(alpha)),
-                    Arg::Scalar("beta", Scalar::F32(beta)),
-                ],
-            );
-        }
-        match (e0, e1) {
-            (ElemType::F32, ElemType::F32) => {
-                scaled_silu_typed::<f32, f32>(launch, x, y, alpha, beta, TILE)
-            }
-            (ElemType::F32, ElemType::F16) => {
-                scaled_silu_typed::<f32, f16>(launch, x, y, alpha, beta, TILE)
-            }
-            (ElemType::F32, ElemType::BF16) => {
-                scaled_silu_typed::<f32, bf16>(launch, x, y, alpha, beta, TILE)
-            }
-            (ElemType::F16, ElemType::F32) => {
-                scaled_silu_typed::<f16, f32>(launch, x, y, alpha, beta, TILE)
-            }
-            (ElemType::F16, ElemType::F16) => {
-                scaled_silu_typed::<f16, f16>(launch, x, y, alpha, beta, TILE)
-            }
-            (ElemType::F16, ElemType::BF16) => {
-                scaled_silu_typed::<f16, bf16>(launch, x, y, alpha, beta, TILE)
-            }
-            (ElemType::BF16, ElemType::F32) => {
-                scaled_silu_typed::<bf16, f32>(launch, x, y, alpha, beta, TILE)
-            }
-            (ElemType::BF16, ElemType::F16) => {
-                scaled_silu_typed::<bf16, f16>(launch, x, y, alpha, beta, TILE)
-            }
-            (ElemType::BF16, ElemType::BF16) => {
-                scaled_silu_typed::<bf16, bf16>(launch, x, y, alpha, beta, TILE)
-            }
-            // same_elem admitted only the dtypes above, one class at a time.
-            _ => Err(tilebridge_runtime::error::argument(
-                "unsupported dtype combination",
-            )),
-        }
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "scaled_silu",
+            "scaled_silu_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[
+                Generic::Dtype(e0),
+                Generic::Dtype(e1),
+                Generic::Int(TILE as i64),
+            ],
+            &[
+                Arg::Input("x", &x),
+                Arg::Output("y", &y, vec![TILE]),
+                Arg::Scalar("alpha", Scalar::F32(alpha)),
+                Arg::Scalar("beta", Scalar::F32(beta)),
+            ],
+        )
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn scaled_silu_typed<E0: Element, E1: Element>(
-    mut launch: Launch<'_>,
-    x: Array,
-    y: Array,
-    alpha: f32,
-    beta: f32,
-    TILE: i32,
-) -> PyResult<()> {
-    let context = launch.context()?;
-    let x = x.tensor::<E0>(launch.py, &context);
-    let mut y = y.tensor::<E1>(launch.py, &context);
-    let mut op = kernels::scaled_silu(&x, (&mut y).partition([TILE as usize]), alpha, beta)
-        .generics(vec![
-            E0::DTYPE.as_str().to_string(),
-            E1::DTYPE.as_str().to_string(),
-            TILE.to_string(),
-        ])
-        .grid(launch.grid);
-    if let Some(options) = launch.compile_options() {
-        op = op.compile_options(options);
-    }
-    launch.submit(&context, op)
 }
 
 /// Launches `scaled_silu_in_place` (scaled_silu.py:23) on the caller's stream.
@@ -140,53 +80,23 @@ fn scaled_silu_in_place<'py>(
         let x = launch.output(x, "x", 1)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("scaled_silu_in_place", "TILE", TILE)?;
-        if launch.direct()? {
-            static KERNEL: DirectKernel = DirectKernel::new(
-                "kernels",
-                "scaled_silu_in_place",
-                "scaled_silu_in_place_entry",
-                kernels::__module_ast_self,
-                kernels::_SOURCE_HASH,
-            );
-            return launch.submit_direct(
-                &KERNEL,
-                &[Generic::Dtype(e0), Generic::Int(TILE as i64)],
-                &[
-                    Arg::Input("x", &x),
-                    Arg::Scalar("alpha", Scalar::F32(alpha)),
-                    Arg::Scalar("beta", Scalar::F32(beta)),
-                ],
-            );
-        }
-        match e0 {
-            ElemType::F32 => scaled_silu_in_place_typed::<f32>(launch, x, alpha, beta, TILE),
-            ElemType::F16 => scaled_silu_in_place_typed::<f16>(launch, x, alpha, beta, TILE),
-            ElemType::BF16 => scaled_silu_in_place_typed::<bf16>(launch, x, alpha, beta, TILE),
-            // same_elem admitted only the dtypes above, one class at a time.
-            _ => Err(tilebridge_runtime::error::argument(
-                "unsupported dtype combination",
-            )),
-        }
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "scaled_silu_in_place",
+            "scaled_silu_in_place_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[Generic::Dtype(e0), Generic::Int(TILE as i64)],
+            &[
+                Arg::Input("x", &x),
+                Arg::Scalar("alpha", Scalar::F32(alpha)),
+                Arg::Scalar("beta", Scalar::F32(beta)),
+            ],
+        )
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn scaled_silu_in_place_typed<E0: Element>(
-    mut launch: Launch<'_>,
-    x: Array,
-    alpha: f32,
-    beta: f32,
-    TILE: i32,
-) -> PyResult<()> {
-    let context = launch.context()?;
-    let x = x.tensor::<E0>(launch.py, &context);
-    let mut op = kernels::scaled_silu_in_place(&x, alpha, beta)
-        .generics(vec![E0::DTYPE.as_str().to_string(), TILE.to_string()])
-        .grid(launch.grid);
-    if let Some(options) = launch.compile_options() {
-        op = op.compile_options(options);
-    }
-    launch.submit(&context, op)
 }
 
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
@@ -228,10 +138,10 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
-/// `(kernels compiled, launches that went straight to the driver)` in this process.
+/// `(kernels compiled, kernels launched)` in this process.
 #[pyfunction]
 fn _launch_counts() -> (u64, u64) {
-    tilebridge_runtime::direct::counts()
+    tilebridge_runtime::kernel::counts()
 }
 
 #[pymodule]

@@ -37,55 +37,23 @@ fn vector_add<'py>(
         )?;
         check_tile_dim("vector_add", "TILE", TILE)?;
         launch.check_tile_grid(&c, &[TILE])?;
-        if launch.direct()? {
-            static KERNEL: DirectKernel = DirectKernel::new(
-                "kernels",
-                "vector_add",
-                "vector_add_entry",
-                kernels::__module_ast_self,
-                kernels::_SOURCE_HASH,
-            );
-            return launch.submit_direct(
-                &KERNEL,
-                &[Generic::Dtype(e0), Generic::Int(TILE as i64)],
-                &[
-                    Arg::Input("a", &a),
-                    Arg::Input("b", &b),
-                    Arg::Output("c", &c, vec![TILE]),
-                ],
-            );
-        }
-        match e0 {
-            ElemType::F32 => vector_add_typed::<f32>(launch, a, b, c, TILE),
-            ElemType::F16 => vector_add_typed::<f16>(launch, a, b, c, TILE),
-            ElemType::BF16 => vector_add_typed::<bf16>(launch, a, b, c, TILE),
-            // same_elem admitted only the dtypes above, one class at a time.
-            _ => Err(tilebridge_runtime::error::argument(
-                "unsupported dtype combination",
-            )),
-        }
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "vector_add",
+            "vector_add_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[Generic::Dtype(e0), Generic::Int(TILE as i64)],
+            &[
+                Arg::Input("a", &a),
+                Arg::Input("b", &b),
+                Arg::Output("c", &c, vec![TILE]),
+            ],
+        )
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn vector_add_typed<E0: Element>(
-    mut launch: Launch<'_>,
-    a: Array,
-    b: Array,
-    c: Array,
-    TILE: i32,
-) -> PyResult<()> {
-    let context = launch.context()?;
-    let a = a.tensor::<E0>(launch.py, &context);
-    let b = b.tensor::<E0>(launch.py, &context);
-    let mut c = c.tensor::<E0>(launch.py, &context);
-    let mut op = kernels::vector_add(&a, &b, (&mut c).partition([TILE as usize]))
-        .generics(vec![E0::DTYPE.as_str().to_string(), TILE.to_string()])
-        .grid(launch.grid);
-    if let Some(options) = launch.compile_options() {
-        op = op.compile_options(options);
-    }
-    launch.submit(&context, op)
 }
 
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
@@ -127,10 +95,10 @@ fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
-/// `(kernels compiled, launches that went straight to the driver)` in this process.
+/// `(kernels compiled, kernels launched)` in this process.
 #[pyfunction]
 fn _launch_counts() -> (u64, u64) {
-    tilebridge_runtime::direct::counts()
+    tilebridge_runtime::kernel::counts()
 }
 
 #[pymodule]

@@ -8,16 +8,10 @@
 //! - objects that only speak DLPack are asked for their device, so that a host
 //!   array (NumPy) gets a clear "this is on the CPU" error.
 //!
-//! For the launch, [`Array::tensor`] wraps the memory in a cutile `Tensor` with
-//! `Tensor::from_foreign`, whose owner keeps the Python object alive.
+//! A launch passes the pointer, shape and strides to the kernel ([`crate::kernel`]).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
-use cutile::cuda_async::device_buffer::DeviceAllocation;
-use cutile::cuda_core::Context;
-use cutile::prelude::DType;
-use cutile::tensor::Tensor;
 use cutile::DTypeId;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -28,10 +22,6 @@ use crate::error::argument;
 
 /// Element types a Python array can carry across, by their cutile names.
 pub type ElemType = DTypeId;
-
-/// A Rust element type a launcher can be monomorphized for.
-pub trait Element: DType {}
-impl<T: DType> Element for T {}
 
 /// Where an array's memory lives, as its owner reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -314,25 +304,6 @@ impl Array {
             .sum();
         (last + 1) * self.elem.size_in_bytes()
     }
-
-    /// Wraps the memory as a cutile tensor of element type `E`, without copying.
-    ///
-    /// The caller has checked that `E::DTYPE == self.elem`.
-    pub fn tensor<E: Element>(&self, py: Python<'_>, context: &Arc<Context>) -> Tensor<E> {
-        debug_assert_eq!(E::DTYPE, self.elem);
-        let memory = ForeignMemory {
-            ptr: self.ptr,
-            len: self.extent_bytes(),
-            context: context.clone(),
-            _owner: self.owner.clone_ref(py),
-        };
-        // SAFETY: `ForeignMemory` upholds `DeviceAllocation` (below). The temporal
-        // obligation of `from_foreign` (no conflicting access while the launch runs) is
-        // met by the launcher: outputs are checked not to overlap any other argument
-        // (`Launch::output`), and the launch runs on the stream the owner framework
-        // orders its own work on.
-        unsafe { Tensor::from_foreign(Arc::new(memory), self.shape.clone(), self.strides.clone()) }
-    }
 }
 
 fn contiguous_strides(shape: &[i64]) -> Vec<i64> {
@@ -341,29 +312,6 @@ fn contiguous_strides(shape: &[i64]) -> Vec<i64> {
         strides[i] = strides[i + 1] * shape[i + 1].max(1);
     }
     strides
-}
-
-/// Device memory owned by a Python object, kept alive for as long as cutile holds it.
-struct ForeignMemory {
-    ptr: u64,
-    len: usize,
-    context: Arc<Context>,
-    _owner: Py<PyAny>,
-}
-
-// SAFETY: the pointer and length describe memory owned by `_owner`, a live Python
-// array object held by this value, so the memory stays allocated while it exists.
-// All three getters return fields that never change.
-unsafe impl DeviceAllocation for ForeignMemory {
-    fn device_ptr(&self) -> u64 {
-        self.ptr
-    }
-    fn len_bytes(&self) -> usize {
-        self.len
-    }
-    fn context(&self) -> Arc<Context> {
-        self.context.clone()
-    }
 }
 
 /// The largest grid CUDA launches, per axis (every GPU since compute capability 3.0).

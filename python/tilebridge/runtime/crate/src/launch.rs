@@ -2,24 +2,22 @@
 //!
 //! A generated launcher creates a [`Launch`], admits every array through
 //! [`Launch::input`] / [`Launch::output`] (rank, device and aliasing checks), checks
-//! dtypes and the grid, builds the cutile op from borrowed tensors, and hands it to
-//! [`Launch::submit`]. Every check runs before cutile is called, so a wrong argument
-//! is a Python exception and never a panic; anything cutile still reports is mapped
-//! by [`crate::error`], and [`guard`] turns a stray panic into an exception too.
+//! dtypes and the grid, and hands the entry's parameters to [`Launch::submit`]
+//! ([`crate::kernel`]). Every check runs before anything reaches cutile or the driver, so a
+//! wrong argument is a Python exception and never a panic; anything cutile still reports is
+//! mapped by [`crate::error`], and [`guard`] turns a stray panic into an exception too.
 
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use cutile::cuda_async::device_operation::DeviceOp;
-use cutile::cuda_async::error::DeviceError;
 use cutile::cuda_core::{Context, Stream};
 use cutile::tile_kernel::CompileOptions;
 use pyo3::prelude::*;
 
 use crate::array::{grid_from_py, Array, ElemType, Framework};
 use crate::device;
-use crate::error::{argument, error, from_device_error, panic_message, Kind};
+use crate::error::{argument, error, panic_message, Kind};
 use crate::profile::Stopwatch;
 
 /// The state of one launch while its arguments are checked.
@@ -106,11 +104,6 @@ impl<'py> Launch<'py> {
         }
         self.hints = hints.filter(|h| *h != (None, None, None));
         Ok(())
-    }
-
-    /// cutile's compile options for the launch-time hints, if any were given.
-    pub fn compile_options(&self) -> Option<CompileOptions> {
-        compile_options(self.hints)
     }
 
     /// Admits an array the kernel only reads.
@@ -315,48 +308,17 @@ impl<'py> Launch<'py> {
         let current = device::raw_stream(self.py, None, self.framework, self.device.unwrap_or(0))?;
         Ok(given == current)
     }
-
-    /// Submits `op` on the caller's stream and, for a blocking launch, waits for it.
-    /// The GIL is released meanwhile: the first launch of a specialization runs the JIT.
-    pub fn submit<Op: DeviceOp + Send>(mut self, context: &Arc<Context>, op: Op) -> PyResult<()> {
-        self.watch.lap(2);
-        let stream = self.stream(context)?;
-        let Launch {
-            py,
-            kernel,
-            sync,
-            mut watch,
-            ..
-        } = self;
-        watch.lap(1);
-        let result = py.detach(|| -> Result<(), DeviceError> {
-            context.bind_to_thread()?;
-            // SAFETY: every tensor in `op` borrows memory whose Python owner is held by the
-            // caller for the whole call, and no output overlaps another argument
-            // (`Launch::output`). The launch is ordered on the stream that the owning
-            // framework orders its own work on, so a later use or free of that memory
-            // through the framework waits for this kernel; a blocking launch waits here.
-            unsafe { op.async_on(&stream) }?;
-            watch.lap(3);
-            if sync {
-                stream.synchronize()?;
-                watch.lap(4);
-            }
-            Ok(())
-        });
-        watch.finish();
-        result.map_err(|e| from_device_error(kernel, &e))
-    }
 }
 
 /// cutile's compile options for launch-time hints (see [`Hints`]), None without any.
 pub fn compile_options(hints: Option<Hints>) -> Option<CompileOptions> {
     let (occupancy, num_ctas, warps) = hints.filter(|h| *h != (None, None, None))?;
-    let mut options = CompileOptions::default();
-    options.occupancy = occupancy;
-    options.num_cta_in_cga = num_ctas;
-    options.num_worker_warps_per_cta = warps;
-    Some(options)
+    Some(CompileOptions {
+        occupancy,
+        num_cta_in_cga: num_ctas,
+        num_worker_warps_per_cta: warps,
+        ..CompileOptions::default()
+    })
 }
 
 /// Checks that a `ct.Constant` used as a tile dimension is a positive power of two.

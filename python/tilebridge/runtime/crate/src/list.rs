@@ -6,15 +6,12 @@
 //! array argument (rank, device, dtype, aliasing against every other argument, writability for
 //! an output) and must have contiguous rows, which the kernel's views assume. The table is
 //! allocated and filled on the launch's stream and freed on it after the launch, so it is
-//! stream-ordered like the kernel; it keeps the items' Python owners alive as long as cutile
-//! holds it.
+//! stream-ordered like the kernel.
 
 use std::sync::Arc;
 
-use cutile::cuda_async::device_buffer::DeviceAllocation;
-use cutile::cuda_core::{free_async, malloc_async, memcpy_htod_async, Context, Stream};
+use cutile::cuda_core::{free_async, malloc_async, memcpy_htod_async, Stream};
 use cutile::cutile_compiler::specialization::DivHint;
-use cutile::tensor::Tensor;
 use pyo3::prelude::*;
 
 use crate::array::Array;
@@ -131,8 +128,8 @@ impl<'py> Launch<'py> {
         Ok(ArrayList { name, items })
     }
 
-    /// The list's table on the device, as the tensor the kernel takes.
-    pub fn table(&mut self, list: &ArrayList, context: &Arc<Context>) -> PyResult<Tensor<i64>> {
+    /// The list's table on the device, as the kernel takes it.
+    pub fn table(&mut self, list: &ArrayList) -> PyResult<Table> {
         let rank = list.first().rank();
         let width = row_words(rank);
         let mut words = vec![0i64; list.items.len() * width];
@@ -143,7 +140,8 @@ impl<'py> Launch<'py> {
                 row[1 + rank + axis] = a.strides[axis] as i64;
             }
         }
-        let stream = self.stream(context)?;
+        let context = self.context()?;
+        let stream = self.stream(&context)?;
         let bytes = words.len() * std::mem::size_of::<i64>();
         let failed = |e: &dyn std::fmt::Display| {
             error(
@@ -156,57 +154,47 @@ impl<'py> Launch<'py> {
         };
         // SAFETY: the stream is the launch's live stream of `context`. The allocation is made
         // and filled in its order, used by the kernel launched after this on it, and freed on
-        // it when cutile lets go of the tensor (`TableMemory::drop`), after that launch. The copy
-        // reads `words`, which lives across the call; a copy from pageable memory has read it
-        // when the call returns.
+        // it when the table is dropped (`Table::drop`), after that launch. The copy reads
+        // `words`, which lives across the call; a copy from pageable memory has read it when
+        // the call returns.
         let ptr = unsafe { malloc_async(bytes, &stream) }.map_err(|e| failed(&e))?;
-        let memory = TableMemory {
+        let table = Table {
             ptr,
-            len: bytes,
-            stream: stream.clone(),
-            _owners: list.items.iter().map(|a| a.owner(self.py)).collect(),
+            shape: vec![list.items.len() as i32, width as i32],
+            strides: vec![width as i32, 1],
+            stream,
+            items: list.items.iter().map(|a| a.owner(self.py)).collect(),
         };
-        unsafe { memcpy_htod_async(ptr, words.as_ptr(), words.len(), &stream) }
+        unsafe { memcpy_htod_async(ptr, words.as_ptr(), words.len(), &table.stream) }
             .map_err(|e| failed(&e))?;
-        // SAFETY: `TableMemory` upholds `DeviceAllocation` (below), and nothing else writes it.
-        Ok(unsafe {
-            Tensor::from_foreign(
-                Arc::new(memory),
-                vec![list.items.len() as i32, width as i32],
-                vec![width as i32, 1],
-            )
-        })
+        Ok(table)
     }
 }
 
-/// A list's table: stream-ordered device memory, freed on its stream when dropped.
-struct TableMemory {
-    ptr: u64,
-    len: usize,
+/// A list's table: stream-ordered device memory, freed on its stream when dropped, after the
+/// launch that reads it was enqueued there.
+pub struct Table {
+    pub ptr: u64,
+    /// `[rows, row width]`, as the kernel's `&Tensor<i64, { [-1, W] }>` takes it.
+    pub shape: Vec<i32>,
+    pub strides: Vec<i32>,
     stream: Arc<Stream>,
-    /// The Python arrays the table points into: alive as long as the table.
-    _owners: Vec<Py<PyAny>>,
+    /// The Python arrays the table points into.
+    items: Vec<Py<PyAny>>,
 }
 
-impl Drop for TableMemory {
+impl Table {
+    /// New references to the Python arrays the table points into.
+    pub(crate) fn owners(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
+        self.items.iter().map(|o| o.clone_ref(py)).collect()
+    }
+}
+
+impl Drop for Table {
     fn drop(&mut self) {
         // SAFETY: allocated by `malloc_async` on this stream, and every use of it (the copy and
-        // the kernel) was enqueued on the same stream before cutile dropped its last reference.
-        // A failure here (a context already torn down) leaves nothing to free.
+        // the kernel) was enqueued on the same stream before the table is dropped. A failure
+        // here (a context already torn down) leaves nothing to free.
         let _ = unsafe { free_async(self.ptr, &self.stream) };
-    }
-}
-
-// SAFETY: the pointer and length describe the allocation this value owns until it is dropped;
-// all three getters return fields that never change.
-unsafe impl DeviceAllocation for TableMemory {
-    fn device_ptr(&self) -> u64 {
-        self.ptr
-    }
-    fn len_bytes(&self) -> usize {
-        self.len
-    }
-    fn context(&self) -> Arc<Context> {
-        self.stream.context().clone()
     }
 }

@@ -1,26 +1,29 @@
-//! The direct launch: a launch of a specialization already compiled goes from the checked
-//! arguments straight to the driver.
+//! A kernel's compiled specializations, and the launch that goes from checked arguments
+//! straight to the driver.
 //!
 //! cutile's own launch path builds a `Tensor` around every array, registers each with its
 //! access tracker, builds the specialization key and probes its launch-site cache, and hands
 //! the submission's owners to a retirement thread: about 10 µs of host time per launch, more
-//! than the whole of `ct.launch`. The arrays of a tilebridge launch belong to the caller's
-//! framework, which orders their use and their release on the stream the launch goes to, so
-//! none of that bookkeeping protects anything here.
+//! than the whole of `ct.launch`, and a monomorphized launcher per dtype combination. The
+//! arrays of a tilebridge launch belong to the caller's framework, which orders their use and
+//! their release on the stream the launch goes to, so none of that bookkeeping protects
+//! anything here; a launch on another stream keeps its arrays alive itself ([`keepalive`]).
 //!
-//! A [`DirectKernel`] (one `static` per generated launcher) keeps what a launch of one
+//! A [`Kernel`] (one `static` per generated launcher) keeps what a launch of one
 //! specialization needs: the compiled function and cutile's validator, found by a key made
 //! of what cutile specializes on (the generics, each array's dtype and divisibility, the
 //! divisibility of integer scalars, the launch-time hints). The first launch of a
-//! specialization gets them from cutile's JIT (`compile_from_context`, the call its own
-//! launcher makes, so both paths share one compiled kernel), checks that the argument
-//! layout below is the one the compiled entry declares, and keeps them. Every launch then:
-//! the key, cutile's hoisted launch checks, one parameter buffer, one `cuLaunchKernel` on
-//! the caller's stream.
+//! specialization compiles it with cutile's JIT (`compile_from_context`, the call cutile's
+//! own launcher makes) and checks that the argument layout below is the one the compiled
+//! entry declares. Every launch then: the key, cutile's hoisted launch checks, one parameter
+//! buffer, one `cuLaunchKernel` on the caller's stream. The generics are strings to cutile's
+//! JIT, so one launcher serves every dtype.
 //!
 //! The parameter layout is cutile's (`push_kernel_args` of its tensor and partition types):
 //! per array its base address, then its shape and its strides as i32; a partitioned output
 //! adds its tile shape and its strides again; a scalar is its value.
+//!
+//! [`keepalive`]: crate::keepalive
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,7 +32,7 @@ use std::sync::{Arc, RwLock};
 use cutile::cuda_async::device_context::{ValidParamType, Validator};
 use cutile::cuda_async::device_operation::ExecutionContext;
 use cutile::cuda_async::error::DeviceError;
-use cutile::cuda_core::{Context, Function};
+use cutile::cuda_core::{Context, Function, Stream};
 use cutile::cutile_compiler::ast::Module;
 use cutile::cutile_compiler::specialization::{compute_spec, DivHint, SpecializationBits};
 use cutile::error::Error as CutileError;
@@ -39,6 +42,7 @@ use pyo3::prelude::*;
 use crate::array::{Array, ElemType};
 use crate::error::{error, from_device_error, Kind};
 use crate::launch::{compile_options, Hints, Launch};
+use crate::list::Table;
 
 /// One generic argument of a kernel, in declaration order: turned into cutile's string form
 /// only when a specialization is compiled.
@@ -46,9 +50,9 @@ use crate::launch::{compile_options, Hints, Launch};
 pub enum Generic {
     /// An element type parameter bound to the dtype of an array class.
     Dtype(ElemType),
-    /// An element type fixed per dtype combination (a derived dtype), by its cutile name.
+    /// An element type that follows from others (a derived dtype), by its cutile name.
     Name(&'static str),
-    /// A `ct.Constant[int]`.
+    /// A `ct.Constant[int]`, or a divisor of a list's arrays.
     Int(i64),
     /// A `ct.Constant[bool]`.
     Bool(bool),
@@ -115,21 +119,64 @@ pub enum Arg<'a> {
     Input(&'static str, &'a Array),
     /// An array written one tile per block (`&mut Tensor` with the tile shape).
     Output(&'static str, &'a Array, Vec<i32>),
+    /// The device table of a list of arrays (`&Tensor<i64>`, one row per array).
+    Table(&'static str, &'a Table),
     Scalar(&'static str, Scalar),
+}
+
+/// What a launch passes of a tensor parameter: base address, shape, strides, dtype.
+struct View<'a> {
+    ptr: u64,
+    shape: &'a [i32],
+    strides: &'a [i32],
+    elem: ElemType,
 }
 
 impl<'a> Arg<'a> {
     fn name(&self) -> &'static str {
         match self {
-            Arg::Input(n, _) | Arg::Output(n, _, _) | Arg::Scalar(n, _) => n,
+            Arg::Input(n, _) | Arg::Output(n, _, _) | Arg::Table(n, _) | Arg::Scalar(n, _) => n,
         }
     }
 
-    fn array(&self) -> Option<&'a Array> {
+    fn view(&self) -> Option<View<'a>> {
         match self {
-            Arg::Input(_, a) | Arg::Output(_, a, _) => Some(a),
+            Arg::Input(_, a) | Arg::Output(_, a, _) => Some(View {
+                ptr: a.ptr,
+                shape: &a.shape,
+                strides: &a.strides,
+                elem: a.elem,
+            }),
+            Arg::Table(_, t) => Some(View {
+                ptr: t.ptr,
+                shape: &t.shape,
+                strides: &t.strides,
+                elem: ElemType::I64,
+            }),
             Arg::Scalar(..) => None,
         }
+    }
+
+    /// The Python objects that own the memory this parameter points into.
+    fn owners(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
+        match self {
+            Arg::Input(_, a) | Arg::Output(_, a, _) => vec![a.owner(py)],
+            Arg::Table(_, t) => t.owners(py),
+            Arg::Scalar(..) => Vec::new(),
+        }
+    }
+}
+
+impl View<'_> {
+    /// cutile's specialization of a tensor: the divisibility of its base address, extents and
+    /// strides, which strides are 1, and whether its elements are disjoint.
+    fn spec(&self) -> SpecializationBits {
+        compute_spec(
+            self.ptr,
+            self.shape,
+            self.strides,
+            self.elem.size_in_bytes() as i32,
+        )
     }
 }
 
@@ -138,7 +185,7 @@ impl<'a> Arg<'a> {
 struct Key {
     device: usize,
     generics: Vec<Generic>,
-    arrays: Vec<(ElemType, SpecializationBits)>,
+    tensors: Vec<(ElemType, SpecializationBits)>,
     scalars: Vec<DivHint>,
     hints: Option<Hints>,
 }
@@ -148,10 +195,10 @@ impl Key {
         Key {
             device,
             generics: generics.to_vec(),
-            arrays: args
+            tensors: args
                 .iter()
-                .filter_map(Arg::array)
-                .map(|a| (a.elem, spec(a)))
+                .filter_map(Arg::view)
+                .map(|v| (v.elem, v.spec()))
                 .collect(),
             scalars: args
                 .iter()
@@ -165,12 +212,6 @@ impl Key {
     }
 }
 
-/// cutile's specialization of an array: the divisibility of its base address, extents and
-/// strides, which strides are 1, and whether its elements are disjoint.
-fn spec(a: &Array) -> SpecializationBits {
-    compute_spec(a.ptr, &a.shape, &a.strides, a.elem.size_in_bytes() as i32)
-}
-
 /// A compiled specialization and what its launches check.
 struct Resolved {
     key: Key,
@@ -178,8 +219,8 @@ struct Resolved {
     validator: Arc<Validator>,
 }
 
-/// The compiled specializations of one kernel entry, for its direct launches.
-pub struct DirectKernel {
+/// The compiled specializations of one kernel entry.
+pub struct Kernel {
     module: &'static str,
     function: &'static str,
     entry: &'static str,
@@ -188,7 +229,7 @@ pub struct DirectKernel {
     resolved: RwLock<Vec<Arc<Resolved>>>,
 }
 
-impl DirectKernel {
+impl Kernel {
     /// `module::function` of `#[cutile::module]` source whose AST and `_SOURCE_HASH` are
     /// `ast` and `source_hash`; `entry` is the compiled function's name (`<function>_entry`).
     pub const fn new(
@@ -198,7 +239,7 @@ impl DirectKernel {
         ast: fn() -> Module,
         source_hash: &'static str,
     ) -> Self {
-        DirectKernel {
+        Kernel {
             module,
             function,
             entry,
@@ -219,24 +260,24 @@ impl DirectKernel {
         &self,
         launch: &Launch,
         context: &Arc<Context>,
-        stream: &Arc<cutile::cuda_core::Stream>,
+        stream: &Arc<Stream>,
         key: Key,
         args: &[Arg],
     ) -> PyResult<Arc<Resolved>> {
         let kernel = launch.kernel;
         let generics: Vec<String> = key.generics.iter().map(|g| g.text()).collect();
-        let arrays: Vec<(&str, SpecializationBits)> = args
+        let tensors: Vec<(&str, SpecializationBits)> = args
             .iter()
-            .filter_map(|a| a.array().map(|array| (a.name(), spec(array))))
+            .filter_map(|a| a.view().map(|v| (a.name(), v.spec())))
             .collect();
-        let stride_args = arrays
+        let stride_args = tensors
             .iter()
             .map(|(name, s)| {
                 let ones = s.stride_one.iter().map(|&one| if one { 1 } else { -1 });
                 (name.to_string(), ones.collect())
             })
             .collect();
-        let spec_args = arrays
+        let spec_args = tensors
             .into_iter()
             .map(|(name, s)| (name.to_string(), s))
             .collect();
@@ -249,6 +290,7 @@ impl DirectKernel {
             .collect();
         let options = compile_options(key.hints).unwrap_or_default();
         let ctx = ExecutionContext::new(stream.clone());
+        // The JIT may run for seconds: other Python threads go on meanwhile.
         let compiled = launch.py.detach(|| {
             context.bind_to_thread()?;
             compile_from_context(
@@ -284,14 +326,14 @@ impl DirectKernel {
     }
 }
 
-/// Checks, once per specialization, that the parameters a direct launch passes are the ones
-/// the compiled entry declares: a launch must never hand the driver a buffer laid out for
-/// another signature.
+/// Checks, once per specialization, that the parameters a launch passes are the ones the
+/// compiled entry declares: a launch must never hand the driver a buffer laid out for another
+/// signature.
 fn check_layout(kernel: &str, validator: &Validator, args: &[Arg]) -> PyResult<()> {
     let mismatch = |what: String| {
         error(
             Kind::Launch,
-            format!("kernel `{kernel}`: internal error: the direct launch {what}; launch it with TILEBRIDGE_DIRECT=0 and report this"),
+            format!("kernel `{kernel}`: internal error: the launcher {what}; please report this"),
         )
     };
     if validator.params.len() != args.len() {
@@ -303,13 +345,17 @@ fn check_layout(kernel: &str, validator: &Validator, args: &[Arg]) -> PyResult<(
     }
     for (arg, param) in args.iter().zip(&validator.params) {
         let ok = match (arg, param) {
-            (Arg::Input(_, a), ValidParamType::Tensor(t)) => {
-                t.element_type == a.elem.as_str()
-                    && t.shape.len() == a.rank()
-                    && t.shape.iter().all(|&d| d == -1)
-            }
             (Arg::Output(_, a, tile), ValidParamType::Tensor(t)) => {
                 t.element_type == a.elem.as_str() && t.shape == *tile
+            }
+            (Arg::Input(..) | Arg::Table(..), ValidParamType::Tensor(t)) => {
+                let v = arg.view().expect("a tensor parameter");
+                t.element_type == v.elem.as_str()
+                    && t.shape.len() == v.shape.len()
+                    && t.shape
+                        .iter()
+                        .zip(v.shape)
+                        .all(|(&d, &n)| d == -1 || d == n)
             }
             (Arg::Scalar(_, s), ValidParamType::Scalar(t)) => t.element_type == s.type_name(),
             _ => false,
@@ -324,7 +370,7 @@ fn check_layout(kernel: &str, validator: &Validator, args: &[Arg]) -> PyResult<(
     Ok(())
 }
 
-/// Maps an error of cutile's JIT or launch checks to the exception its own launch path raises.
+/// Maps an error of cutile's JIT or launch checks to an exception, keeping cutile's message.
 fn from_cutile_error(kernel: &str, e: CutileError) -> PyErr {
     let device = match e {
         CutileError::Driver(d) => DeviceError::Driver(d),
@@ -335,27 +381,18 @@ fn from_cutile_error(kernel: &str, e: CutileError) -> PyErr {
 }
 
 impl<'py> Launch<'py> {
-    /// Whether this launch may go direct: not turned off (`TILEBRIDGE_DIRECT=0`), and on the
-    /// current stream of the arrays' framework, which orders the release of their memory
-    /// after this launch. A launch on another stream takes cutile's path, which keeps the
-    /// arrays alive until the kernel completes.
-    pub fn direct(&mut self) -> PyResult<bool> {
-        if !enabled() {
-            return Ok(false);
-        }
-        self.on_current_stream()
-    }
-
-    /// Launches `kernel` with `generics` and the entry's parameters `args` (in its order),
-    /// compiling the specialization at its first launch.
-    pub fn submit_direct(
+    /// Launches `kernel` with `generics` and the entry's parameters `args` (in its order) on
+    /// the caller's stream, compiling the specialization at its first launch; a blocking
+    /// launch then waits for it.
+    pub fn submit(
         mut self,
-        kernel: &'static DirectKernel,
+        kernel: &'static Kernel,
         generics: &[Generic],
         args: &[Arg],
     ) -> PyResult<()> {
         let context = self.context()?;
         let stream = self.stream(&context)?;
+        let on_current_stream = self.on_current_stream()?;
         self.watch.lap(1);
         let key = Key::new(context.ordinal(), generics, args, self.hints);
         let resolved = match kernel.find(&key) {
@@ -366,7 +403,7 @@ impl<'py> Launch<'py> {
         if !resolved.validator.launch_checks.is_empty() {
             let shapes: Vec<Vec<i32>> = args
                 .iter()
-                .map(|a| a.array().map(|a| a.shape.clone()).unwrap_or_default())
+                .map(|a| a.view().map(|v| v.shape.to_vec()).unwrap_or_default())
                 .collect();
             let views: Vec<Vec<i32>> = args
                 .iter()
@@ -386,17 +423,18 @@ impl<'py> Launch<'py> {
         }
         let mut words: Vec<u64> = Vec::with_capacity(args.len() * 9);
         for arg in args {
-            match arg {
-                Arg::Input(_, a) | Arg::Output(_, a, _) => {
-                    words.push(a.ptr);
-                    words.extend(a.shape.iter().map(|&d| d as u32 as u64));
-                    words.extend(a.strides.iter().map(|&s| s as u32 as u64));
+            match (arg, arg.view()) {
+                (Arg::Scalar(_, s), _) => words.push(s.word()),
+                (_, Some(v)) => {
+                    words.push(v.ptr);
+                    words.extend(v.shape.iter().map(|&d| d as u32 as u64));
+                    words.extend(v.strides.iter().map(|&s| s as u32 as u64));
                     if let Arg::Output(_, _, tile) = arg {
                         words.extend(tile.iter().map(|&t| t as u32 as u64));
-                        words.extend(a.strides.iter().map(|&s| s as u32 as u64));
+                        words.extend(v.strides.iter().map(|&s| s as u32 as u64));
                     }
                 }
-                Arg::Scalar(_, s) => words.push(s.word()),
+                (_, None) => unreachable!("every parameter but a scalar is a tensor"),
             }
         }
         let mut params: Vec<*mut c_void> = words
@@ -407,12 +445,13 @@ impl<'py> Launch<'py> {
         let grid = self.grid;
         // SAFETY: `params` holds one pointer per parameter of the compiled entry, each to a
         // slot holding that parameter's value in its leading bytes: the count and kinds were
-        // checked against the entry's declaration (`check_layout`) and the layout is the one
+        // checked against the entry's declaration (`check_layout`), and the layout is the one
         // cutile's launcher pushes. Every array's memory is owned by a Python object the caller
-        // holds for this call, lies within its extent as the arguments were checked, and is
-        // used on the stream its framework orders its own work and its release on
-        // (`Launch::direct`); no output overlaps another argument (`Launch::output`). `words`
-        // outlives the call, which copies the parameters.
+        // holds for this call and lies within the extent its shape and strides give; a launch
+        // on the current stream of its framework is ordered before any later reuse of that
+        // memory, and one on another stream keeps the owners alive until it completes (below).
+        // No output overlaps another argument (`Launch::output`). `words` outlives the call,
+        // which copies the parameters.
         let launched = unsafe {
             context.bind_to_thread().and_then(|()| {
                 cutile::cuda_core::launch_kernel(
@@ -426,7 +465,14 @@ impl<'py> Launch<'py> {
             })
         };
         launched.map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
-        DIRECT_LAUNCHES.fetch_add(1, Ordering::Relaxed);
+        LAUNCHES.fetch_add(1, Ordering::Relaxed);
+        if on_current_stream {
+            crate::keepalive::retire(self.py);
+        } else {
+            let owners = args.iter().flat_map(|a| a.owners(self.py)).collect();
+            crate::keepalive::hold(self.py, &context, &stream, owners)
+                .map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
+        }
         self.watch.lap(3);
         if self.sync {
             self.py
@@ -439,19 +485,13 @@ impl<'py> Launch<'py> {
     }
 }
 
-static DIRECT_LAUNCHES: AtomicU64 = AtomicU64::new(0);
+static LAUNCHES: AtomicU64 = AtomicU64::new(0);
 
-/// `(kernels cutile's JIT compiled, launches that went direct)` in this process: what tests
-/// read to tell which path a launch took and whether it compiled.
+/// `(kernels cutile's JIT compiled, kernels launched)` in this process: what tests read to
+/// tell whether a launch compiled.
 pub fn counts() -> (u64, u64) {
     (
         cutile::tile_kernel::jit_compile_count(),
-        DIRECT_LAUNCHES.load(Ordering::Relaxed),
+        LAUNCHES.load(Ordering::Relaxed),
     )
-}
-
-/// Direct launches are on unless `TILEBRIDGE_DIRECT=0` (read once per process).
-fn enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("TILEBRIDGE_DIRECT").is_none_or(|v| v != "0"))
 }
