@@ -77,6 +77,27 @@ fn elem_from_torch(dtype: &Bound<'_, PyAny>) -> PyResult<Option<ElemType>> {
     Ok(table.iter().find(|(d, _)| d.is(dtype)).map(|(_, e)| *e))
 }
 
+/// `torch.Tensor`, once torch is imported (nothing here imports it): its instances are read
+/// without first asking what they are.
+fn torch_tensor_type(py: Python<'_>) -> Option<&Bound<'_, PyAny>> {
+    static TENSOR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    if let Some(t) = TENSOR.get(py) {
+        return Some(t.bind(py));
+    }
+    let modules = py
+        .import(intern!(py, "sys"))
+        .ok()?
+        .getattr(intern!(py, "modules"))
+        .ok()?;
+    let torch = modules
+        .cast::<PyDict>()
+        .ok()?
+        .get_item(intern!(py, "torch"))
+        .ok()??;
+    let tensor = torch.getattr(intern!(py, "Tensor")).ok()?.unbind();
+    Some(TENSOR.get_or_init(py, || tensor).bind(py))
+}
+
 fn elem_from_typestr(typestr: &str) -> Option<ElemType> {
     // `<f4`, `|u1`, ...: byte order, kind, size. Only little-endian or not-applicable.
     let rest = typestr
@@ -114,6 +135,11 @@ impl Array {
     pub fn from_py(obj: &Bound<'_, PyAny>, name: impl Into<Cow<'static, str>>) -> PyResult<Array> {
         let name = name.into();
         let py = obj.py();
+        if let Some(tensor) = torch_tensor_type(py) {
+            if obj.is_instance(tensor)? {
+                return Self::from_torch(obj, &obj.getattr(intern!(py, "get_device"))?, name);
+            }
+        }
         if let Ok(get_device) = obj.getattr(intern!(py, "get_device")) {
             if obj.hasattr(intern!(py, "data_ptr"))? {
                 return Self::from_torch(obj, &get_device, name);

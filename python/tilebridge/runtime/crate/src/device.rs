@@ -12,6 +12,7 @@ use cutile::cuda_core::{Context, Stream};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::PyInt;
 
 use crate::array::Framework;
 use crate::error::{error, Kind};
@@ -57,8 +58,8 @@ pub fn raw_stream(
         if s.is_none() {
             return raw_stream(py, None, framework, device);
         }
-        if let Ok(ptr) = s.extract::<usize>() {
-            return Ok(ptr);
+        if s.is_instance_of::<PyInt>() {
+            return s.extract::<usize>();
         }
         for attr in [intern!(py, "cuda_stream"), intern!(py, "ptr")] {
             if let Ok(ptr) = s.getattr(attr).and_then(|p| p.extract::<usize>()) {
