@@ -41,22 +41,29 @@ def kernel_info(ext, name: str) -> KernelMetadata:
     return kernels[name]
 
 
-_PLANS: dict[tuple[str, str], tuple[Any, tuple[int, ...], tuple[tuple[str, int], ...], int]] = {}
+class _Plan:
+    """How `launch` calls one kernel object's Rust launcher: which `ct.launch` arguments go
+    positionally and which by keyword, and the kernel's launch-time hints. Made at its first
+    launch, kept for the kernel object (`_PLANS`)."""
+
+    __slots__ = ("kernel", "ext", "name", "launcher", "positional", "constants", "count", "hints")
+
+    def __init__(self, ext, kernel: Any):
+        self.name = name = kernel._pyfunc.__name__ if hasattr(kernel, "_pyfunc") else kernel
+        params = kernel_info(ext, name).params
+        self.kernel, self.ext, self.launcher = kernel, ext, getattr(ext, name)
+        self.positional = tuple(i for i, p in enumerate(params) if not p.by_keyword)
+        self.constants = tuple((p.name, i) for i, p in enumerate(params) if p.by_keyword)
+        self.count = len(params)
+        self.hints = launch_hints(kernel)
+
+    def wrong_count(self, args: Sequence[Any]) -> ArgumentError:
+        params = kernel_info(self.ext, self.name).params
+        return ArgumentError(f"kernel `{self.name}` takes {len(params)} arguments "
+                             f"({', '.join(p.name for p in params)}), got {len(args)}")
 
 
-def _plan(ext, name: str, nargs: int):
-    """(launcher, indices of its positional args, (constant, index) pairs), cached per kernel."""
-    plan = _PLANS.get((ext.__name__, name))
-    if plan is None:
-        params = kernel_info(ext, name).params
-        plan = (getattr(ext, name), tuple(i for i, p in enumerate(params) if not p.by_keyword),
-                tuple((p.name, i) for i, p in enumerate(params) if p.by_keyword), len(params))
-        _PLANS[(ext.__name__, name)] = plan
-    if nargs != plan[3]:
-        params = kernel_info(ext, name).params
-        raise ArgumentError(f"kernel `{name}` takes {len(params)} arguments "
-                            f"({', '.join(p.name for p in params)}), got {nargs}")
-    return plan[:3]
+_PLANS: dict[int, _Plan] = {}  # id(kernel object) -> its plan; the plan holds the object, so the id stays its
 
 
 def launch(ext, stream: Any, grid: Any, kernel: Any, args: Sequence[Any]) -> None:
@@ -64,10 +71,13 @@ def launch(ext, stream: Any, grid: Any, kernel: Any, args: Sequence[Any]) -> Non
 
     Like `ct.launch` it only enqueues the kernel on `stream`.
     """
-    name = kernel._pyfunc.__name__ if hasattr(kernel, "_pyfunc") else kernel
-    fn, positional, constants = _plan(ext, name, len(args))
-    fn(grid, *[args[i] for i in positional], stream=stream, sync=False, hints=launch_hints(kernel),
-       **{n: args[i] for n, i in constants})
+    plan = _PLANS.get(id(kernel))
+    if plan is None or plan.kernel is not kernel or plan.ext is not ext:
+        plan = _PLANS[id(kernel)] = _Plan(ext, kernel)
+    if len(args) != plan.count:
+        raise plan.wrong_count(args)
+    plan.launcher(grid, *[args[i] for i in plan.positional], stream=stream, sync=False, hints=plan.hints,
+                  **{n: args[i] for n, i in plan.constants})
 
 
 _HINTS: dict[int, tuple[Any, tuple]] = {}
