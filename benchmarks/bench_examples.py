@@ -9,16 +9,18 @@ times only then. Prints ratios; it asserts nothing.
 
 import argparse
 import os
+import statistics
 from pathlib import Path
 
 # First launches compile from scratch on both sides: both disk caches off.
 os.environ.setdefault("CUDA_TILE_CACHE_DIR", "off")
 os.environ.setdefault("TILEBRIDGE_CACHE_DIR", "off")
 
+import cuda.tile as ct
 import torch
 
 import tilebridge as tb
-from tilebridge.verifier.bench import host_overhead_direct_us, host_overhead_us, print_table, time_case
+from tilebridge.verifier.bench import host_costs_us, print_table, time_case
 from tilebridge.verifier.check import load_cases
 from tilebridge.translator.frontend import import_file
 
@@ -36,12 +38,7 @@ def main() -> None:
     vector_add = import_file(EXAMPLES[0].parent / "vector_add.py").vector_add
     n = 4096
     a, b, c = torch.ones(n, device="cuda"), torch.ones(n, device="cuda"), torch.empty(n, device="cuda")
-    py_us, rs_us = host_overhead_us(ext, vector_add, (n // 1024,), (a, b, c, 1024))
-    direct_us = host_overhead_direct_us(lambda: ext.vector_add((n // 1024,), a, b, c, TILE=1024, sync=False))
-    print("host cost of one enqueued launch (vector_add, 3 torch arrays, 4 blocks, no syncs):")
-    print(f"  cuTile Python ct.launch          {py_us:7.2f} us")
-    print(f"  Rust via tb.launch (ct.launch)   {rs_us:7.2f} us  ({rs_us / py_us:.2f}x)")
-    print(f"  Rust launcher called directly    {direct_us:7.2f} us  ({direct_us / py_us:.2f}x)")
+    stream = torch.cuda.current_stream()
     kernels = tb.kernels(ext)
     ha, hb, hc = (tb.Tensor.from_torch(t) for t in (a, b, c))
     pendings = []
@@ -51,12 +48,25 @@ def main() -> None:
         if len(pendings) > 64:  # sync in batches, off the measured path's critical part
             pendings.pop(0).sync()
 
-    handle_us = host_overhead_direct_us(handle_launch)
-    for p in pendings:
-        p.sync()
-    print(f"  Rust, ownership-tracked handles  {handle_us:7.2f} us  ({handle_us / py_us:.2f}x; lending and "
-          f"an event cost {handle_us - direct_us:.2f} us)")
+    def sync_handles():
+        while pendings:
+            pendings.pop().sync()
 
+    costs = host_costs_us({
+        "cuTile Python ct.launch": lambda: ct.launch(stream, (n // 1024,), vector_add, (a, b, c, 1024)),
+        "Rust via tb.launch (ct.launch)": lambda: tb.launch(ext, stream, (n // 1024,), vector_add, (a, b, c, 1024)),
+        "Rust launcher called directly": lambda: ext.vector_add((n // 1024,), a, b, c, TILE=1024, sync=False),
+        "Rust, ownership-tracked handles": handle_launch,
+        "torch.add(out=), for scale": lambda: torch.add(a, b, out=c),
+    }, after_round=sync_handles)
+    medians = {name: statistics.median(us) for name, us in costs.items()}
+    reference = medians["cuTile Python ct.launch"]
+    rounds = len(next(iter(costs.values())))
+    print(f"host cost of one enqueued launch (vector_add, 3 torch arrays, 4 blocks, no syncs), median of {rounds} "
+          "interleaved rounds of 1000 calls (min-max):")
+    for name, us in costs.items():
+        print(f"  {name:<34} {medians[name]:7.2f} us  ({medians[name] / reference:.2f}x ct.launch; "
+              f"{min(us):.2f}-{max(us):.2f})")
 
 if __name__ == "__main__":
     main()

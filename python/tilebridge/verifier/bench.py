@@ -136,14 +136,18 @@ def host_overhead_direct_us(fn: Callable[[], None], launches: int = 2000) -> flo
     return per_launch
 
 
-def host_overhead_us(ext, kernel: Any, grid: Any, args: tuple, launches: int = 2000) -> tuple[float, float]:
-    """Host microseconds per enqueued launch, `ct.launch` vs `tb.launch` (tiny kernels, no syncs)."""
-    import cuda.tile as ct
-    import torch
-
-    stream = torch.cuda.current_stream()
-    return (host_overhead_direct_us(lambda: ct.launch(stream, grid, kernel, args), launches),
-            host_overhead_direct_us(lambda: launch(ext, stream, grid, kernel, args), launches))
+def host_costs_us(launchers: dict[str, Callable[[], None]], rounds: int = 9, launches: int = 1000,
+                  after_round: Callable[[], None] = lambda: None) -> dict[str, list[float]]:
+    """Host microseconds per call of each enqueue-only launcher, measured in `rounds` interleaved
+    rounds of `launches` calls (this host's speed drifts by tens of percent between minutes, so
+    launchers are compared within a round, never across runs): {name: [us per round]}.
+    `after_round` runs untimed after each launcher's round (e.g. to sync what it left in flight)."""
+    costs: dict[str, list[float]] = {name: [] for name in launchers}
+    for _ in range(rounds):
+        for name, fn in launchers.items():
+            costs[name].append(host_overhead_direct_us(fn, launches))
+            after_round()
+    return costs
 
 
 def print_table(rows: list[Timing]) -> None:
