@@ -34,7 +34,9 @@ def test_group_gemm_kernel(tilegym_ext, transpose_b):
     args = (As, Bs, Cs, 128, 128, 128, sms, transpose_b)
     result = run_case(tilegym_ext, _group_gemm_kernel, (sms, 1, 1), args)
     print(result)
-    assert len(result.outputs) == 3 and result.ok, str(result)
+    # Every array argument is compared (the outputs Cs, and the inputs, which must come back unchanged).
+    assert [o.param for o in result.outputs] == [f"{n}[{i}]" for n in ("As", "Bs", "Cs") for i in range(3)]
+    assert result.ok, str(result)
     # And the numbers are a group GEMM: Rust's outputs against torch.
     rs = list(args)
     rs[2] = [torch.empty_like(c) for c in Cs]
