@@ -37,7 +37,9 @@ print(json.dumps(out))
 
 def first_launches(side: str, env: dict) -> list[tuple[str, float]]:
     proc = subprocess.run([sys.executable, "-c", ONE_PROCESS, side, *map(str, EXAMPLES)], env=env,
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"the {side} process failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

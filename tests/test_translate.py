@@ -156,7 +156,8 @@ def test_runtime_crate_is_rustfmt_clean():
 
 def test_dtype_variant_explosion_is_a_clear_error():
     kernel = frontend.import_file(FIXTURE).too_many_dtype_variants
-    with pytest.raises(tb.TranslationError, match=r"243 launcher variants to build; state the dtypes"):
+    with pytest.raises(tb.TranslationError, match=r"243 launcher variants \(dtype combinations to check against "
+                                                  r"cuTile Python, at most 81\); state the dtypes"):
         tb.translate(kernel, runtime_path=RUNTIME_CRATE)
     crate = tb.translate(kernel, runtime_path=RUNTIME_CRATE, dtypes={"a": ["f16"], "b": ["f16"]})
     dtypes = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["too_many_dtype_variants"].dtypes

@@ -20,13 +20,15 @@ MAX_LAUNCHER_VARIANTS = 81
 
 
 def check_launcher_variants(kernel: ir.KernelIR) -> None:
-    """Raises TranslationError where the launcher would need too many dtype variants."""
+    """Raises TranslationError where the launcher would take too many dtype combinations to check
+    each against cuTile Python."""
     variants = len(kernel.launcher_combos())
     if variants > MAX_LAUNCHER_VARIANTS:
         arrays = ", ".join(f"{'/'.join(c.arrays)} ({', '.join(c.allowed)})" for c in kernel.dtype_classes
                            if len(c.allowed) > 1)
         raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}` takes arrays whose dtypes are "
-                               f"independent: {arrays}: {variants} launcher variants to build; state the dtypes of "
+                               f"independent: {arrays}: {variants} launcher variants (dtype combinations to check against "
+                               f"cuTile Python, at most {MAX_LAUNCHER_VARIANTS}); state the dtypes of "
                                "some of them (tb.build(..., dtypes={\"name\": [\"f16\"]}), tilebridge build "
                                "--dtype name=f16), or build from recorded launches (tilebridge build --launches LOG)")
 
@@ -107,12 +109,10 @@ def launcher(kernel: ir.KernelIR) -> dict:
         members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
         allowed = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
+    # A partitioned output's tiles fix the grid: `Launch::submit` checks it.
     for p in kernel.arrays:
         if p.strided:
             checks.append(f'launch.check_unit_stride(&{rust_name(p.name)}, "{p.name}")?;')
-        if p.written and p.tile is not None:
-            tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
-            checks.append(f"launch.check_tile_grid(&{rust_name(p.name)}, &[{tile}])?;")
 
     # Each class's dtype was checked against its allowed list; where the combinations are fewer
     # than all of theirs (recorded launches), the combination is checked too.

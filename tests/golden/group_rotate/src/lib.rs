@@ -34,7 +34,6 @@ fn group_rotate<'py>(
         let e1 = launch.same_elem(&[&y], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("group_rotate", "TILE", TILE)?;
         check_positive("group_rotate", "GROUP", GROUP)?;
-        launch.check_tile_grid(&y, &[TILE])?;
         static KERNEL: Kernel = Kernel::new(
             "kernels",
             "group_rotate",

@@ -34,7 +34,6 @@ fn scaled_silu<'py>(
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         let e1 = launch.same_elem(&[&y], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("scaled_silu", "TILE", TILE)?;
-        launch.check_tile_grid(&y, &[TILE])?;
         static KERNEL: Kernel = Kernel::new(
             "kernels",
             "scaled_silu",

@@ -350,12 +350,7 @@ fn check_layout(kernel: &str, validator: &Validator, args: &[Arg]) -> PyResult<(
             }
             (Arg::Input(..) | Arg::Table(..), ValidParamType::Tensor(t)) => {
                 let v = arg.view().expect("a tensor parameter");
-                t.element_type == v.elem.as_str()
-                    && t.shape.len() == v.shape.len()
-                    && t.shape
-                        .iter()
-                        .zip(v.shape)
-                        .all(|(&d, &n)| d == -1 || d == n)
+                t.element_type == v.elem.as_str() && t.shape.len() == v.shape.len()
             }
             (Arg::Scalar(_, s), ValidParamType::Scalar(t)) => t.element_type == s.type_name(),
             _ => false,
@@ -365,6 +360,35 @@ fn check_layout(kernel: &str, validator: &Validator, args: &[Arg]) -> PyResult<(
                 "passes '{}' where the compiled entry declares {param:?}",
                 arg.name()
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the extents an entry fixes for a tensor it takes whole (a list's row width, say):
+/// they are no part of the specialization's key, so every launch checks them, as cutile's
+/// launcher does.
+fn check_static_extents(kernel: &str, validator: &Validator, args: &[Arg]) -> PyResult<()> {
+    for (arg, param) in args.iter().zip(&validator.params) {
+        let (Arg::Input(..) | Arg::Table(..), ValidParamType::Tensor(t)) = (arg, param) else {
+            continue;
+        };
+        let v = arg.view().expect("a tensor parameter");
+        if t.shape
+            .iter()
+            .zip(v.shape)
+            .any(|(&d, &n)| d != -1 && d != n)
+        {
+            return Err(error(
+                Kind::Argument,
+                format!(
+                    "argument '{}' of kernel `{kernel}` has shape {:?}; the kernel takes {:?} \
+                     (-1: any extent)",
+                    arg.name(),
+                    v.shape,
+                    t.shape
+                ),
+            ));
         }
     }
     Ok(())
@@ -390,6 +414,11 @@ impl<'py> Launch<'py> {
         generics: &[Generic],
         args: &[Arg],
     ) -> PyResult<()> {
+        for arg in args {
+            if let Arg::Output(_, a, tile) = arg {
+                self.check_tile_grid(a, tile)?;
+            }
+        }
         let context = self.context()?;
         let stream = self.stream(&context)?;
         let on_current_stream = self.on_current_stream()?;
@@ -400,6 +429,7 @@ impl<'py> Launch<'py> {
             None => kernel.resolve(&self, &context, &stream, key, args)?,
         };
         let name = self.kernel;
+        check_static_extents(name, &resolved.validator, args)?;
         if !resolved.validator.launch_checks.is_empty() {
             let shapes: Vec<Vec<i32>> = args
                 .iter()
@@ -447,7 +477,8 @@ impl<'py> Launch<'py> {
         // slot holding that parameter's value in its leading bytes: the count and kinds were
         // checked against the entry's declaration (`check_layout`), and the layout is the one
         // cutile's launcher pushes. Every array's memory is owned by a Python object the caller
-        // holds for this call and lies within the extent its shape and strides give; a launch
+        // holds for this call and lies within the extent its shape and strides give; the grid is
+        // the one each partitioned output's tiles make (checked above); a launch
         // on the current stream of its framework is ordered before any later reuse of that
         // memory, and one on another stream keeps the owners alive until it completes (below).
         // No output overlaps another argument (`Launch::output`). `words` outlives the call,

@@ -225,7 +225,7 @@ impl<'py> Launch<'py> {
     }
 
     /// An output written one tile per block fixes the grid: `cdiv(shape, tile)` per axis.
-    pub fn check_tile_grid(&self, out: &Array, tile: &[i32]) -> PyResult<()> {
+    pub(crate) fn check_tile_grid(&self, out: &Array, tile: &[i32]) -> PyResult<()> {
         if out.shape.contains(&0) {
             return Err(argument(format!(
                 "argument '{}' of kernel `{}` is empty (shape {:?}): the kernel writes one tile of it per \
