@@ -501,8 +501,13 @@ impl<'py> Launch<'py> {
             crate::keepalive::retire(self.py);
         } else {
             let owners = args.iter().flat_map(|a| a.owners(self.py)).collect();
-            crate::keepalive::hold(self.py, &context, &stream, owners)
-                .map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
+            if crate::keepalive::hold(self.py, &context, &stream, owners).is_err() {
+                // No event to wait on: the kernel is queued, so its arrays are let go only once
+                // it has run.
+                self.py
+                    .detach(|| stream.synchronize())
+                    .map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
+            }
         }
         self.watch.lap(3);
         if self.sync {
