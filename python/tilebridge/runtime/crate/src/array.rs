@@ -137,12 +137,7 @@ impl Array {
         let py = obj.py();
         if let Some(tensor) = torch_tensor_type(py) {
             if obj.is_instance(tensor)? {
-                return Self::from_torch(obj, &obj.getattr(intern!(py, "get_device"))?, name);
-            }
-        }
-        if let Ok(get_device) = obj.getattr(intern!(py, "get_device")) {
-            if obj.hasattr(intern!(py, "data_ptr"))? {
-                return Self::from_torch(obj, &get_device, name);
+                return Self::from_torch(obj, name);
             }
         }
         if let Ok(cai) = obj.getattr(intern!(py, "__cuda_array_interface__")) {
@@ -167,14 +162,10 @@ impl Array {
         )))
     }
 
-    fn from_torch(
-        obj: &Bound<'_, PyAny>,
-        get_device: &Bound<'_, PyAny>,
-        name: Cow<'static, str>,
-    ) -> PyResult<Array> {
+    fn from_torch(obj: &Bound<'_, PyAny>, name: Cow<'static, str>) -> PyResult<Array> {
         let py = obj.py();
         // -1 for a CPU tensor.
-        let device: i64 = get_device.call0()?.extract()?;
+        let device: i64 = obj.call_method0(intern!(py, "get_device"))?.extract()?;
         if device < 0 {
             return Err(argument(format!(
                 "argument '{name}' is a CPU tensor; tilebridge launchers take CUDA tensors (call .cuda() first)"

@@ -266,20 +266,18 @@ impl Kernel {
     ) -> PyResult<Arc<Resolved>> {
         let kernel = launch.kernel;
         let generics: Vec<String> = key.generics.iter().map(|g| g.text()).collect();
-        let tensors: Vec<(&str, SpecializationBits)> = args
-            .iter()
-            .filter_map(|a| a.view().map(|v| (a.name(), v.spec())))
+        // The key's specializations, one per tensor parameter, in the parameters' order.
+        let tensors = args.iter().filter(|a| a.view().is_some()).map(Arg::name);
+        let spec_args: Vec<(String, SpecializationBits)> = tensors
+            .zip(&key.tensors)
+            .map(|(name, (_, spec))| (name.to_string(), spec.clone()))
             .collect();
-        let stride_args = tensors
+        let stride_args = spec_args
             .iter()
             .map(|(name, s)| {
                 let ones = s.stride_one.iter().map(|&one| if one { 1 } else { -1 });
-                (name.to_string(), ones.collect())
+                (name.clone(), ones.collect())
             })
-            .collect();
-        let spec_args = tensors
-            .into_iter()
-            .map(|(name, s)| (name.to_string(), s))
             .collect();
         let scalar_hints = args
             .iter()

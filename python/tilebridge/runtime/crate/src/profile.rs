@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 /// The phases of one launch, in order.
-pub const PHASES: [&str; 5] = ["arguments", "stream", "tensors", "enqueue", "sync"];
+pub const PHASES: [&str; 5] = ["arguments", "stream", "key", "enqueue", "sync"];
 
 static NANOS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 static LAUNCHES: AtomicU64 = AtomicU64::new(0);
