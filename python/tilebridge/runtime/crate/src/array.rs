@@ -3,7 +3,8 @@
 //! A launcher argument becomes an [`Array`]: pointer, shape, strides (in elements),
 //! element type and device, plus a strong reference to the Python object that owns
 //! the memory. Three sources are understood, cheapest first:
-//! - torch tensors, read through their own accessors (`data_ptr()`, `stride()`, ...);
+//! - torch tensors, read in one C call through torch's DLPack exchange table
+//!   ([`crate::dlpack`]), else through their own accessors (`data_ptr()`, `stride()`, ...);
 //! - anything with `__cuda_array_interface__` (CuPy, Numba, ...);
 //! - objects that only speak DLPack are asked for their device, so that a host
 //!   array (NumPy) gets a clear "this is on the CPU" error.
@@ -16,7 +17,7 @@ use cutile::DTypeId;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyString, PyTuple};
 
 use crate::error::argument;
 
@@ -79,7 +80,7 @@ fn elem_from_torch(dtype: &Bound<'_, PyAny>) -> PyResult<Option<ElemType>> {
 
 /// `torch.Tensor`, once torch is imported (nothing here imports it): its instances are read
 /// without first asking what they are.
-fn torch_tensor_type(py: Python<'_>) -> Option<&Bound<'_, PyAny>> {
+pub(crate) fn torch_tensor_type(py: Python<'_>) -> Option<&Bound<'_, PyAny>> {
     static TENSOR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     if let Some(t) = TENSOR.get(py) {
         return Some(t.bind(py));
@@ -137,7 +138,7 @@ impl Array {
         let py = obj.py();
         if let Some(tensor) = torch_tensor_type(py) {
             if obj.is_instance(tensor)? {
-                return Self::from_torch(obj, name);
+                return Self::from_torch(obj, tensor, name);
             }
         }
         if let Ok(cai) = obj.getattr(intern!(py, "__cuda_array_interface__")) {
@@ -162,7 +163,27 @@ impl Array {
         )))
     }
 
-    fn from_torch(obj: &Bound<'_, PyAny>, name: Cow<'static, str>) -> PyResult<Array> {
+    fn from_torch(
+        obj: &Bound<'_, PyAny>,
+        tensor_type: &Bound<'_, PyAny>,
+        name: Cow<'static, str>,
+    ) -> PyResult<Array> {
+        if obj.get_type().is(tensor_type) {
+            if let Some(t) = crate::dlpack::describe(obj, tensor_type) {
+                let device = t.device;
+                return Self::checked(
+                    name,
+                    t.ptr,
+                    &t.shape,
+                    &t.strides,
+                    t.elem,
+                    device,
+                    false,
+                    Framework::Torch,
+                    obj,
+                );
+            }
+        }
         let py = obj.py();
         // -1 for a CPU tensor.
         let device: i64 = obj.call_method0(intern!(py, "get_device"))?.extract()?;
@@ -336,11 +357,19 @@ pub const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 
 /// The grid of a launch, as `ct.launch` takes it: an int or a tuple of 1 to 3 ints.
 pub fn grid_from_py(obj: &Bound<'_, PyAny>) -> PyResult<(u32, u32, u32)> {
-    let dims: Vec<i64> = match obj.extract::<i64>() {
-        Ok(n) => vec![n],
-        // A str would extract as a sequence of characters.
-        Err(_) if obj.is_instance_of::<PyString>() => Vec::new(),
-        Err(_) => obj.extract().unwrap_or_default(),
+    // Asked by type first: a failed extraction builds an exception, which costs more than the
+    // rest of the parsing.
+    let dims: Vec<i64> = if obj.is_instance_of::<PyInt>() {
+        obj.extract::<i64>().map(|n| vec![n]).unwrap_or_default()
+    } else if let Ok(t) = obj.cast::<PyTuple>() {
+        t.iter()
+            .map(|d| d.extract::<i64>())
+            .collect::<PyResult<_>>()
+            .unwrap_or_default()
+    } else if obj.is_instance_of::<PyString>() {
+        Vec::new() // a str would extract as a sequence of characters
+    } else {
+        obj.extract().unwrap_or_default()
     };
     if dims.is_empty() && !obj.cast::<PyTuple>().is_ok_and(|t| t.is_empty()) {
         return Err(argument(format!(

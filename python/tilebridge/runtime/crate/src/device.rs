@@ -71,7 +71,14 @@ pub fn raw_stream(
         ));
     }
     match framework {
-        Some(Framework::Torch) => torch_current_stream(py)?.call1((device,))?.extract(),
+        Some(Framework::Torch) => {
+            let table = crate::array::torch_tensor_type(py)
+                .and_then(|t| crate::dlpack::torch_current_stream(py, t, device));
+            match table {
+                Some(stream) => Ok(stream),
+                None => torch_current_stream(py)?.call1((device,))?.extract(),
+            }
+        }
         Some(Framework::CudaArrayInterface) => match py.import(intern!(py, "cupy")) {
             Ok(cupy) => cupy
                 .getattr(intern!(py, "cuda"))?

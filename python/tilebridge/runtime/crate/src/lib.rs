@@ -11,6 +11,7 @@ pub mod array;
 pub mod cache;
 pub mod compile;
 pub mod device;
+pub mod dlpack;
 pub mod error;
 pub mod keepalive;
 pub mod kernel;
