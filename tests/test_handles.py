@@ -25,6 +25,26 @@ class FakeEvent:
         self.completed = True
 
 
+class FakeCompletion:
+    """What a launcher called with `after=` returns: here a flag the test sets."""
+
+    def __init__(self, backend, stream, captured):
+        self.backend, self.stream, self.captured = backend, stream, captured
+        self.completed = False
+        if not captured:
+            backend.events.append(self)
+
+    def done(self):
+        return self.completed
+
+    def wait(self):
+        self.completed = True
+
+    def block(self, stream):
+        if stream != self.stream:
+            self.backend.waits.append((stream, self))
+
+
 class FakeStream:
     def __init__(self, sid):
         self.cuda_stream = sid
@@ -49,13 +69,10 @@ class FakeBackend:
         return e
 
     def wait(self, stream, event):
-        self.waits.append((stream.cuda_stream, event))
+        self.waits.append((stream, event))
 
     def stream_id(self, stream):
         return stream.cuda_stream
-
-    def capturing(self, stream):
-        return self.graph is not None
 
     @contextlib.contextmanager
     def capture(self, stream):
@@ -95,20 +112,26 @@ class FakeExt:
         ParamMetadata("y", "array", rank=1, written=True, dtype_class="E0"),
         ParamMetadata("TILE", "constant", dtype="i32")))}).to_json()
 
-    def __init__(self):
+    def __init__(self, backend):
+        self.backend = backend
         self.fail = False
         self.calls = []
 
-    def copy(self, grid, x, y, *, TILE, stream, sync):
+    def copy(self, grid, x, y, *, TILE, stream, sync, after):
         if self.fail:
             raise tb.ArgumentError("rejected")
+        sid = 0 if stream is None else stream
+        for earlier in after:
+            earlier.block(sid)
         self.calls.append((x, y, stream))
+        return FakeCompletion(self.backend, sid, captured=self.backend.graph is not None)
 
 
 @pytest.fixture
 def env():
-    ext, backend = FakeExt(), FakeBackend()
-    return ext, backend, Kernel(ext, "copy", backend)
+    backend = FakeBackend()
+    ext = FakeExt(backend)
+    return ext, backend, Kernel(ext, "copy")
 
 
 def test_write_lent_handle_refuses_host_access_until_synced(env):
@@ -153,7 +176,7 @@ def test_other_stream_waits_on_the_earlier_event(env):
     x, y, z = (Tensor(FakeArray()) for _ in range(3))
     p1 = copy.launch(1, x, y, TILE=4)
     p2 = copy.launch(1, y, z, TILE=4, stream=1)
-    assert backend.waits == [(1, p1.event)]
+    assert backend.waits == [(1, p1.completion)]
     p2.sync(), p1.sync()
 
 
@@ -217,8 +240,9 @@ OPS = st.lists(st.tuples(st.sampled_from(["new", "launch", "launch_fail", "sync"
 @settings(max_examples=300, deadline=None)
 @given(OPS)
 def test_random_programs_never_race_and_never_lose_a_handle(ops):
-    ext, backend = FakeExt(), FakeBackend()
-    copy = Kernel(ext, "copy", backend)
+    backend = FakeBackend()
+    ext = FakeExt(backend)
+    copy = Kernel(ext, "copy")
     handles = [Tensor(FakeArray()) for _ in range(2)]
     pendings = []
     for op, i, j, s in ops:
@@ -239,8 +263,8 @@ def test_random_programs_never_race_and_never_lose_a_handle(ops):
             pendings[i % len(pendings)].sync()
         elif op == "poll" and pendings:
             p = pendings[i % len(pendings)]
-            if p.event is not None:
-                p.event.completed = j % 2 == 0
+            if p.completion is not None:
+                p.completion.completed = j % 2 == 0
             p.done()
         elif op in ("read", "write"):
             h = handles[i % len(handles)]
@@ -270,7 +294,7 @@ def test_graph_capture_runs_nothing_and_each_replay_lends_like_a_launch(env):
     g = tb.Graph(backend=backend)
     with g:
         p = copy.launch(1, x, y, TILE=4)
-        assert p.event is None  # captured: no event, nothing to wait for
+        assert p.completion is None  # captured: nothing to wait for
         with pytest.raises(TensorBusyError, match="being captured into a graph"):
             p.sync()
     assert (x.state, y.state) == ("ready", "ready")  # the capture ran nothing
@@ -306,3 +330,15 @@ def test_failed_replay_and_failed_capture_leave_handles_as_they_were(env):
     assert (x.state, y.state) == ("ready", "ready")
     with pytest.raises(tb.LaunchError, match="holds no capture"):
         g2.replay()
+
+
+def test_a_launch_captured_by_another_capture_lends_nothing(env):
+    """Inside a capture that is not a tb.Graph (torch.cuda.graph), the launch runs nothing and
+    the arrays are the capture's owner's: no handle stays lent."""
+    ext, backend, copy = env
+    x, y = Tensor(FakeArray()), Tensor(FakeArray())
+    backend.graph = FakeGraph()  # what the launcher sees of torch.cuda.graph(...)
+    p = copy.launch(1, x, y, TILE=4)
+    backend.graph = None
+    assert p.synced and p.completion is None
+    assert (x.state, y.state) == ("ready", "ready")

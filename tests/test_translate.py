@@ -335,3 +335,16 @@ def test_gathers_lower_as_cuda_tile_python_does(tmp_path):
     # ids of either integer type: through f64, exact (cutile converts no integer to another)
     either = tb.translate(tmp_path / "rows.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
     assert "Tile<f64," in either[either.index("fn rows"):]
+
+
+def test_a_parameter_named_like_a_launcher_argument_is_refused(tmp_path):
+    """A launcher takes `stream=`, `sync=`, `hints=` and `after=` for itself: a kernel parameter
+    of one of those names would be a second Rust argument of that name (a compile error)."""
+    (tmp_path / "named.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\n"
+        "def scale(x, y, after: float, TILE: ct.Constant[int]):\n"
+        "    t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n"
+        "    ct.store(y, index=(ct.bid(0),), tile=t * after)\n")
+    with pytest.raises(tb.TranslationError, match=r"named.py:5: kernel `scale` has a parameter named `after`, "
+                                                  r"which its launcher takes for itself"):
+        tb.translate(tmp_path / "named.py", runtime_path=RUNTIME_CRATE)

@@ -7,11 +7,15 @@ GPU raises `TensorBusyError`: no read, write or export of a write-lent handle, n
 write or export-for-write of a read-lent one. Launches themselves order through
 streams: a later launch on the same stream may take a lent handle (the stream orders
 them; the lend moves to the newer launch), and on another stream it first makes that
-stream wait for the earlier launch's event. An error anywhere in a launch leaves
-every handle as it was. Dropping an unsynced `Pending` waits for it and warns.
+stream wait for the earlier launch. An error anywhere in a launch leaves every handle
+as it was. Dropping an unsynced `Pending` waits for it and warns.
 
-The state machine talks to the GPU only through a small backend (`TorchBackend`),
-so it is tested with a fake one; `tests/test_handles.py` does so.
+The lending state is kept here; the GPU side of a launch is the generated launcher's, in
+the same call: called with `after=` (the completions of the launches that hold its
+handles) it makes its stream wait for those on other streams, launches, and returns its
+own completion (an event from a pool, recorded after the kernel; `runtime/crate/src/
+completion.rs`). Graph capture and replay go through a small backend (`TorchBackend`).
+Both are faked in `tests/test_handles.py`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ import itertools
 import threading
 import warnings
 import weakref
-from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from ..errors import ArgumentError, LaunchError
@@ -33,6 +36,20 @@ class TensorBusyError(LaunchError):
     """A handle is lent to a launch that has not been synced."""
 
 
+class Completion(Protocol):
+    """When a launch's work has run: what a launcher called with `after=` returns."""
+
+    stream: int  # the raw CUstream it went to
+    captured: bool  # recorded into a CUDA graph, not run
+
+    def done(self) -> bool: ...
+
+    def wait(self) -> None: ...
+
+    def block(self, stream: int) -> None:
+        """Makes the raw stream `stream` wait for this launch (nothing where it went there)."""
+
+
 class Event(Protocol):
     def query(self) -> bool: ...
 
@@ -40,7 +57,7 @@ class Event(Protocol):
 
 
 class Backend(Protocol):
-    """What the state machine needs from the GPU runtime."""
+    """What graph capture and replay need from the GPU runtime."""
 
     def current_stream(self, device: int) -> Any: ...
 
@@ -49,11 +66,10 @@ class Backend(Protocol):
 
     def record(self, stream: Any) -> Event: ...
 
-    def wait(self, stream: Any, event: Event) -> None: ...
+    def wait(self, stream: int, event: Event) -> None:
+        """Makes the raw stream `stream` wait for `event`."""
 
     def stream_id(self, stream: Any) -> int: ...
-
-    def capturing(self, stream: Any) -> bool: ...
 
     def capture(self, stream: Any) -> Any:
         """A context manager capturing the launches inside; entering it gives the graph."""
@@ -103,14 +119,11 @@ class TorchBackend:
         if len(self._free_events) < 256:
             self._free_events.append(event)
 
-    def wait(self, stream: Any, event: Event) -> None:
-        stream.wait_event(event)
+    def wait(self, stream: int, event: Event) -> None:
+        self.torch.cuda.ExternalStream(stream).wait_event(event)
 
     def stream_id(self, stream: Any) -> int:
         return stream.cuda_stream
-
-    def capturing(self, stream: Any) -> bool:
-        return self.torch.cuda.is_current_stream_capturing()
 
     @contextlib.contextmanager
     def capture(self, stream: Any):
@@ -273,27 +286,29 @@ def _live(ref: "weakref.ref[Pending] | None") -> "Pending | None":
 class Pending:
     """A launch in flight. `sync()` waits and returns the arguments in signature order."""
 
-    def __init__(self, kernel: str, stream: Any, backend: Backend, args: list[Any],
-                 written: Sequence[bool] = ()):
+    __slots__ = ("id", "kernel", "args", "written", "completion", "stream", "synced", "graph", "ref",
+                 "__weakref__")
+
+    def __init__(self, kernel: str, args: list[Any], written: Sequence[bool] = ()):
         self.id = next(_IDS)
         self.kernel = kernel
-        self.stream = stream
-        self.backend = backend
         self.args = args  # strong references: borrowed arrays stay alive until synced
         self.written = written
-        self.event: Event | None = None
+        self.completion: Completion | None = None  # set once launched
+        self.stream = 0  # the raw CUstream it went to, once launched
         self.synced = False
         self.graph = None  # set when captured into a Graph, which then owns the lends
+        self.ref = weakref.ref(self)  # what the handles it borrows point back with
 
     @property
     def stream_label(self) -> str:
-        return hex(self.backend.stream_id(self.stream))
+        return hex(self.stream)
 
     def done(self) -> bool:
         """True once the GPU finished; the lends are then returned."""
         if self.synced:
             return True
-        if self.event is not None and self.event.query():
+        if self.completion is not None and self.completion.done():
             self._release()
             return True
         return False
@@ -304,16 +319,10 @@ class Pending:
             if self.graph is not None:
                 raise TensorBusyError(f"launch #{self.id} ({self.kernel}) is being captured into a graph: it "
                                       "runs when the graph is replayed; sync the replay instead")
-            if self.event is not None:
-                self.event.synchronize()
+            if self.completion is not None:
+                self.completion.wait()
             self._release()
         return tuple(self.args)
-
-    def _recycle_event(self) -> None:
-        event, self.event = self.event, None
-        recycle = getattr(self.backend, "recycle", None)
-        if event is not None and recycle is not None:
-            recycle(event)
 
     def __await__(self):
         async def wait():
@@ -326,9 +335,8 @@ class Pending:
     def _release(self) -> None:
         with _LOCK:
             self.synced = True
-        # Later launches on other streams only wait on events of unsynced launches,
-        # so a completed launch's event can serve again.
-        self._recycle_event()
+        # Later launches only wait for unsynced launches: the completion's event can serve again.
+        self.completion = None
 
     def __del__(self):
         if not getattr(self, "synced", True) and self.graph is None:
@@ -340,100 +348,125 @@ class Pending:
                 pass
 
 
-@dataclass
-class _Lend:
-    handle: Tensor
-    write: bool
-    prev_writer: "weakref.ref[Pending] | None"
-    prev_readers: "list[weakref.ref[Pending]]"
+class _EventCompletion:
+    """A graph replay's completion: a backend event recorded on its stream after it."""
+
+    captured = False
+
+    def __init__(self, backend: Backend, stream: Any):
+        self.backend = backend
+        self.stream = backend.stream_id(stream)
+        self.event = backend.record(stream)
+
+    def done(self) -> bool:
+        return self.event.query()
+
+    def wait(self) -> None:
+        self.event.synchronize()
+
+    def block(self, stream: int) -> None:
+        if stream != self.stream:
+            self.backend.wait(stream, self.event)
+
+    def __del__(self):
+        recycle = getattr(self.backend, "recycle", None)
+        if recycle is not None and self.event.query():
+            recycle(self.event)
 
 
-def lend(handles: Sequence[tuple[Tensor, bool]], pending: Pending, backend: Backend) -> list[_Lend]:
-    """Lends each (handle, write) to `pending`, making its stream wait where another stream
-    holds the handle. Returns what `restore` needs to undo it; raises before changing
-    anything if a handle appears twice with a write."""
-    seen: dict[int, bool] = {}
-    for h, write in handles:
-        if id(h) in seen and (write or seen[id(h)]):
-            raise ArgumentError(f"{h.name} is passed twice to {pending.kernel} and written; an output must not "
-                                "alias another argument")
-        seen[id(h)] = write or seen.get(id(h), False)
-    sid = backend.stream_id(pending.stream)
-    lends = []
+# What `restore` needs of one lend: the handle and its writer and readers before it.
+_Lend = tuple  # (Tensor, weakref.ref[Pending] | None, list[weakref.ref[Pending]])
+
+
+def lend(handles: Sequence[tuple[Tensor, bool]], pending: Pending) -> tuple[list[_Lend], list[Completion]]:
+    """Lends each (handle, write) to `pending`. Returns what `restore` needs to undo it, and the
+    completions of the unsynced launches that hold the handles (the launch must follow those on
+    other streams: the launcher's `after=`). Raises before changing anything if a handle appears
+    twice with a write."""
+    if len(handles) > 1:
+        seen: dict[int, bool] = {}
+        for h, write in handles:
+            if id(h) in seen and (write or seen[id(h)]):
+                raise ArgumentError(f"{h.name} is passed twice to {pending.kernel} and written; an output must "
+                                    "not alias another argument")
+            seen[id(h)] = write or seen.get(id(h), False)
+    lends: list[_Lend] = []
+    earlier: list[Completion] = []
+    ref = pending.ref
     with _LOCK:
         for h, write in handles:
-            h._forget_done(readers=write or len(h._readers) >= h._prune_at)
+            readers = h._readers
+            if write or len(readers) >= h._prune_at:
+                h._forget_done()
+                readers = h._readers
             writer = _live(h._writer)
-            holders = ([writer] if writer else []) + (h.readers if write else [])
-            for holder in holders:
-                if backend.stream_id(holder.stream) != sid and holder.event is not None:
-                    backend.wait(pending.stream, holder.event)
-            lends.append(_Lend(h, write, h._writer, list(h._readers)))
+            if writer is not None and writer.completion is not None:
+                earlier.append(writer.completion)
             if write:
-                h._writer, h._readers = weakref.ref(pending), []
+                earlier += [r.completion for r in map(_live, readers) if r is not None and r.completion is not None]
+                lends.append((h, h._writer, readers))
+                h._writer, h._readers = ref, []
             else:
-                h._readers.append(weakref.ref(pending))
-    return lends
+                lends.append((h, h._writer, list(readers)))
+                readers.append(ref)
+    return lends, earlier
 
 
 def restore(lends: list[_Lend]) -> None:
     """Undoes `lend` exactly (after a failed launch)."""
     with _LOCK:
-        for entry in reversed(lends):
-            entry.handle._writer = entry.prev_writer
-            entry.handle._readers = entry.prev_readers
+        for handle, writer, readers in reversed(lends):
+            handle._writer, handle._readers = writer, readers
 
 
 class Kernel:
     """A launcher with ownership: `kernel.launch(...)` -> Pending; `kernel(...)` launches and syncs."""
 
-    def __init__(self, ext: Any, name: str, backend: Backend | None = None):
+    def __init__(self, ext: Any, name: str):
         self.ext = ext
         self.name = name
         self.params = kernel_info(ext, name).params
         self._launcher = getattr(ext, name)
-        self._backend = backend
         self._positional = [p for p in self.params if not p.by_keyword]
         self._written = [p.written for p in self._positional]
 
-    @property
-    def backend(self) -> Backend:
-        if self._backend is None:
-            self._backend = TorchBackend()
-        return self._backend
-
     def launch(self, grid: Any, *args: Any, stream: Any = None, **constants: Any) -> Pending:
-        if len(args) != len(self._positional):
+        """Lends the handles among `args` to the launch and enqueues it on `stream` (default: the
+        current stream of the arrays' framework); `Pending.sync()` waits for it."""
+        if len(args) != len(self._written):
             raise ArgumentError(f"{self.name} takes {len(self._positional)} positional arguments "
                                 f"({', '.join(p.name for p in self._positional)}), got {len(args)}")
-        backend = self.backend
         handles, raw = [], []
         for value, written in zip(args, self._written):
-            if isinstance(value, (list, tuple)):  # a list of arrays: each item lent alike
-                handles += [(v, written) for v in value if isinstance(v, Tensor)]
-                raw.append([v._array if isinstance(v, Tensor) else v for v in value])
-            elif isinstance(value, Tensor):
+            if isinstance(value, Tensor):
                 handles.append((value, written))
                 raw.append(value._array)
+            elif isinstance(value, (list, tuple)):  # a list of arrays: each item lent alike
+                handles += [(v, written) for v in value if isinstance(v, Tensor)]
+                raw.append([v._array if isinstance(v, Tensor) else v for v in value])
             else:
                 raw.append(value)
-        device = next((d for d in map(_device_of, raw) if d is not None), 0)
-        stream = backend.as_stream(stream, device)
-        pending = Pending(self.name, stream, backend, list(args), self._written)
-        lends = lend(handles, pending, backend)
-        graph = _CAPTURING.get(threading.get_ident()) if _CAPTURING else None
+        pending = Pending(self.name, list(args), self._written)
+        lends, earlier = lend(handles, pending)
         try:
-            self._launcher(grid, *raw, stream=backend.stream_id(stream), sync=False, **constants)
-            if graph is not None and backend.capturing(stream):
-                pending.graph = graph
-            else:
-                pending.event = backend.record(stream)
+            completion = self._launcher(grid, *raw, stream=stream, sync=False, after=earlier, **constants)
         except BaseException:
             restore(lends)
             pending.synced = True  # nothing is in flight
             raise
-        if pending.graph is not None:
-            pending.graph.pendings.append(pending)
+        pending.stream = completion.stream
+        if completion.captured:
+            # Recorded into a CUDA graph: nothing ran. A tilebridge Graph takes the lends over;
+            # another capture (torch.cuda.graph) owns its arrays, as for any kernel it captures.
+            graph = _CAPTURING.get(threading.get_ident()) if _CAPTURING else None
+            if graph is None:
+                restore(lends)
+                pending.synced = True
+            else:
+                pending.graph = graph
+                graph.pendings.append(pending)
+        else:
+            pending.completion = completion
         return pending
 
     def __call__(self, grid: Any, *args: Any, stream: Any = None, **constants: Any) -> tuple:
@@ -441,8 +474,6 @@ class Kernel:
 
 
 def _device_of(array: Any) -> int | None:
-    if isinstance(array, list):
-        return _device_of(array[0]) if array else None
     device = getattr(array, "device", None)
     for attr in ("index", "id"):  # torch.device.index, cupy Device.id
         value = getattr(device, attr, None)
@@ -454,10 +485,10 @@ def _device_of(array: Any) -> int | None:
 class Kernels:
     """The kernels of an extension as `Kernel` objects: `tb.kernels(ext).matmul.launch(...)`."""
 
-    def __init__(self, ext: Any, backend: Backend | None = None):
+    def __init__(self, ext: Any):
         self._ext = ext
         for name in extension_metadata(ext).kernels:
-            setattr(self, name, Kernel(ext, name, backend))
+            setattr(self, name, Kernel(ext, name))
 
 
 _CAPTURING: dict[int, "Graph"] = {}
@@ -527,11 +558,15 @@ class Graph:
         backend = self.backend
         device = next((d for d in (_device_of(h._array) for h, _ in self.handles) if d is not None), 0)
         stream = backend.as_stream(stream, device)
-        pending = Pending("graph replay", stream, backend, [h for h, _ in self.handles])
-        lends = lend(self.handles, pending, backend)
+        pending = Pending("graph replay", [h for h, _ in self.handles])
+        lends, earlier = lend(self.handles, pending)
         try:
+            sid = backend.stream_id(stream)
+            for completion in earlier:
+                completion.block(sid)
             backend.replay(self._graph, stream)
-            pending.event = backend.record(stream)
+            pending.completion = _EventCompletion(backend, stream)
+            pending.stream = sid
         except BaseException:
             restore(lends)
             pending.synced = True

@@ -19,9 +19,18 @@ from .rust_expr import rust_expr
 MAX_LAUNCHER_VARIANTS = 81
 
 
+# The launcher's own arguments (and PyO3's `py`): no kernel parameter may take their names.
+LAUNCHER_ARGUMENTS = ("grid", "stream", "sync", "hints", "after", "py")
+
+
 def check_launcher_variants(kernel: ir.KernelIR) -> None:
     """Raises TranslationError where the launcher would take too many dtype combinations to check
-    each against cuTile Python."""
+    each against cuTile Python, or a parameter has the name of one of the launcher's own."""
+    for p in kernel.params:
+        if rust_name(p.name) in LAUNCHER_ARGUMENTS:
+            raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}` has a parameter named "
+                                   f"`{p.name}`, which its launcher takes for itself ({', '.join(LAUNCHER_ARGUMENTS[:5])}); "
+                                   "rename the parameter")
     variants = len(kernel.launcher_combos())
     if variants > MAX_LAUNCHER_VARIANTS:
         arrays = ", ".join(f"{'/'.join(c.arrays)} ({', '.join(c.allowed)})" for c in kernel.dtype_classes
@@ -63,7 +72,7 @@ def _signature(kernel: ir.KernelIR) -> str:
     py_params = [p.name for p in kernel.params if not by_keyword(p)]
     keywords = [p.name for p in kernel.params if by_keyword(p)]
     return ", ".join(["grid", *py_params]) + ", *, " + ", ".join([*keywords, "stream = None", "sync = true",
-                                                                 "hints = None"])
+                                                                 "hints = None", "after = None"])
 
 
 def _rust_args(kernel: ir.KernelIR, numbers: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -77,7 +86,7 @@ def _rust_args(kernel: ir.KernelIR, numbers: tuple[str, ...] = ()) -> list[tuple
     ordered = [p for p in kernel.params if not by_keyword(p)] + [p for p in kernel.params if by_keyword(p)]
     return [("grid", "&Bound<'py, PyAny>"), *((rust_name(p.name), rust_type(p)) for p in ordered),
             ("stream", "Option<Bound<'py, PyAny>>"), ("sync", "bool"),
-            ("hints", "Option<tilebridge_runtime::launch::Hints>")]
+            ("hints", "Option<tilebridge_runtime::launch::Hints>"), ("after", "Option<Bound<'py, PyAny>>")]
 
 
 def launcher(kernel: ir.KernelIR) -> dict:

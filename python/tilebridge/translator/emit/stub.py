@@ -22,7 +22,8 @@ def pyi_signature(kernel: ir.KernelIR, numbers: tuple[str, ...] = ()) -> str:
             kind = p.kind if isinstance(p, ir.ConstParam) else p.dtype
             parts.append(f"{p.name}: {DTYPES[kind].python_scalar}")
     parts += ["stream: object | None = None", "sync: bool = True",
-              "hints: tuple[int | None, int | None, int | None] | None = None"]
+              "hints: tuple[int | None, int | None, int | None] | None = None",
+              "after: Sequence[Completion] | None = None"]
     return ", ".join(parts)
 
 

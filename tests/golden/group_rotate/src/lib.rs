@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `group_rotate` (group_rotate.py:24) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, x, y, *, SCALE, GROUP, TILE, stream = None, sync = true, hints = None))]
+#[pyo3(signature = (grid, x, y, *, SCALE, GROUP, TILE, stream = None, sync = true, hints = None, after = None))]
 #[allow(clippy::too_many_arguments)]
 fn group_rotate<'py>(
     py: Python<'py>,
@@ -24,10 +24,12 @@ fn group_rotate<'py>(
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
     hints: Option<tilebridge_runtime::launch::Hints>,
-) -> PyResult<()> {
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
     guard("group_rotate", || {
         let mut launch = Launch::new(py, "group_rotate", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.set_after(after);
         let x = launch.input(x, "x", 1)?;
         let y = launch.output(y, "y", 1)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;

@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `matmul` (matmul.py:7) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, A, B, C, *, TM, TN, TK, stream = None, sync = true, hints = None))]
+#[pyo3(signature = (grid, A, B, C, *, TM, TN, TK, stream = None, sync = true, hints = None, after = None))]
 #[allow(clippy::too_many_arguments)]
 fn matmul<'py>(
     py: Python<'py>,
@@ -25,10 +25,12 @@ fn matmul<'py>(
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
     hints: Option<tilebridge_runtime::launch::Hints>,
-) -> PyResult<()> {
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
     guard("matmul", || {
         let mut launch = Launch::new(py, "matmul", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.set_after(after);
         let A = launch.input(A, "A", 2)?;
         let B = launch.input(B, "B", 2)?;
         let C = launch.output(C, "C", 2)?;

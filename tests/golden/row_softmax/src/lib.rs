@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `row_softmax` (row_softmax.py:7) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, x, y, *, TILE_N, stream = None, sync = true, hints = None))]
+#[pyo3(signature = (grid, x, y, *, TILE_N, stream = None, sync = true, hints = None, after = None))]
 #[allow(clippy::too_many_arguments)]
 fn row_softmax<'py>(
     py: Python<'py>,
@@ -22,10 +22,12 @@ fn row_softmax<'py>(
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
     hints: Option<tilebridge_runtime::launch::Hints>,
-) -> PyResult<()> {
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
     guard("row_softmax", || {
         let mut launch = Launch::new(py, "row_softmax", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.set_after(after);
         launch.allow_in_place(&[("x", "y")]);
         let x = launch.input(x, "x", 2)?;
         let y = launch.output(y, "y", 2)?;

@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `scaled_silu` (scaled_silu.py:13) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, x, y, alpha, beta, *, TILE, stream = None, sync = true, hints = None))]
+#[pyo3(signature = (grid, x, y, alpha, beta, *, TILE, stream = None, sync = true, hints = None, after = None))]
 #[allow(clippy::too_many_arguments)]
 fn scaled_silu<'py>(
     py: Python<'py>,
@@ -24,10 +24,12 @@ fn scaled_silu<'py>(
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
     hints: Option<tilebridge_runtime::launch::Hints>,
-) -> PyResult<()> {
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
     guard("scaled_silu", || {
         let mut launch = Launch::new(py, "scaled_silu", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.set_after(after);
         launch.allow_in_place(&[("x", "y")]);
         let x = launch.input(x, "x", 1)?;
         let y = launch.output(y, "y", 1)?;
@@ -60,7 +62,7 @@ fn scaled_silu<'py>(
 
 /// Launches `scaled_silu_in_place` (scaled_silu.py:23) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, x, alpha, beta, *, TILE, stream = None, sync = true, hints = None))]
+#[pyo3(signature = (grid, x, alpha, beta, *, TILE, stream = None, sync = true, hints = None, after = None))]
 #[allow(clippy::too_many_arguments)]
 fn scaled_silu_in_place<'py>(
     py: Python<'py>,
@@ -72,10 +74,12 @@ fn scaled_silu_in_place<'py>(
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
     hints: Option<tilebridge_runtime::launch::Hints>,
-) -> PyResult<()> {
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
     guard("scaled_silu_in_place", || {
         let mut launch = Launch::new(py, "scaled_silu_in_place", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.set_after(after);
         let x = launch.output(x, "x", 1)?;
         let e0 = launch.same_elem(&[&x], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
         check_tile_dim("scaled_silu_in_place", "TILE", TILE)?;

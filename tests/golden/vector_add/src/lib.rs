@@ -11,7 +11,7 @@ use tilebridge_runtime::prelude::*;
 
 /// Launches `vector_add` (vector_add.py:7) on the caller's stream.
 #[pyfunction]
-#[pyo3(signature = (grid, a, b, c, *, TILE, stream = None, sync = true, hints = None))]
+#[pyo3(signature = (grid, a, b, c, *, TILE, stream = None, sync = true, hints = None, after = None))]
 #[allow(clippy::too_many_arguments)]
 fn vector_add<'py>(
     py: Python<'py>,
@@ -23,10 +23,12 @@ fn vector_add<'py>(
     stream: Option<Bound<'py, PyAny>>,
     sync: bool,
     hints: Option<tilebridge_runtime::launch::Hints>,
-) -> PyResult<()> {
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
     guard("vector_add", || {
         let mut launch = Launch::new(py, "vector_add", grid, stream, sync)?;
         launch.set_hints(hints)?;
+        launch.set_after(after);
         launch.allow_in_place(&[("a", "c"), ("b", "c")]);
         let a = launch.input(a, "a", 1)?;
         let b = launch.input(b, "b", 1)?;

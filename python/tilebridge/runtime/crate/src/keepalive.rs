@@ -65,7 +65,7 @@ pub fn retire(_py: Python<'_>) {
 }
 
 /// Whether `stream` is being captured into a CUDA graph.
-fn capturing(stream: &Stream) -> Result<bool, DriverError> {
+pub(crate) fn capturing(stream: &Stream) -> Result<bool, DriverError> {
     let mut status = MaybeUninit::uninit();
     // SAFETY: `stream` is a live stream handle and `status` a valid out-pointer; the query is
     // legal on a capturing stream.

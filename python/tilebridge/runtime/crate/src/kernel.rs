@@ -37,9 +37,11 @@ use cutile::cutile_compiler::ast::Module;
 use cutile::cutile_compiler::specialization::{compute_spec, DivHint, SpecializationBits};
 use cutile::error::Error as CutileError;
 use cutile::tile_kernel::{compile_from_context, validate_launch_checks};
+use pyo3::intern;
 use pyo3::prelude::*;
 
 use crate::array::{Array, ElemType};
+use crate::completion::Completion;
 use crate::error::{error, from_device_error, Kind};
 use crate::launch::{compile_options, Hints, Launch};
 use crate::list::Table;
@@ -405,20 +407,22 @@ fn from_cutile_error(kernel: &str, e: CutileError) -> PyErr {
 impl<'py> Launch<'py> {
     /// Launches `kernel` with `generics` and the entry's parameters `args` (in its order) on
     /// the caller's stream, compiling the specialization at its first launch; a blocking
-    /// launch then waits for it.
+    /// launch then waits for it. With `after=` (see [`Launch::set_after`]) the stream first
+    /// waits for those earlier launches on other streams, and the launch returns its
+    /// completion.
     pub fn submit(
         mut self,
         kernel: &'static Kernel,
         generics: &[Generic],
         args: &[Arg],
-    ) -> PyResult<()> {
+    ) -> PyResult<Option<Completion>> {
         for arg in args {
             if let Arg::Output(_, a, tile) = arg {
                 self.check_tile_grid(a, tile)?;
             }
         }
         let context = self.context()?;
-        let stream = self.stream(&context)?;
+        let (stream, raw_stream) = self.stream(&context)?;
         let on_current_stream = self.on_current_stream()?;
         self.watch.lap(1);
         let key = Key::new(context.ordinal(), generics, args, self.hints);
@@ -469,6 +473,16 @@ impl<'py> Launch<'py> {
             .iter_mut()
             .map(|w| w as *mut u64 as *mut c_void)
             .collect();
+        if let Some(after) = &self.after {
+            for earlier in after.try_iter()? {
+                let earlier = earlier?;
+                match earlier.cast::<Completion>() {
+                    Ok(c) => c.get().order_before(raw_stream)?,
+                    // another extension's completion
+                    Err(_) => drop(earlier.call_method1(intern!(self.py, "block"), (raw_stream,))?),
+                }
+            }
+        }
         self.watch.lap(2);
         let grid = self.grid;
         // SAFETY: `params` holds one pointer per parameter of the compiled entry, each to a
@@ -495,6 +509,18 @@ impl<'py> Launch<'py> {
         };
         launched.map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
         LAUNCHES.fetch_add(1, Ordering::Relaxed);
+        let completion = match self.after {
+            Some(_) => match Completion::record(name, &context, &stream, raw_stream) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    // The kernel is queued: the caller learns of the error only once it has run,
+                    // so that no handle is returned while the kernel may still use it.
+                    let _ = self.py.detach(|| stream.synchronize());
+                    return Err(from_device_error(name, &DeviceError::Driver(e)));
+                }
+            },
+            None => None,
+        };
         if on_current_stream {
             crate::keepalive::retire(self.py);
         } else {
@@ -515,7 +541,7 @@ impl<'py> Launch<'py> {
             self.watch.lap(4);
         }
         self.watch.finish();
-        Ok(())
+        Ok(completion)
     }
 }
 

@@ -36,6 +36,8 @@ pub struct Launch<'py> {
     /// the input before it writes the output, as cuTile Python allows them.
     in_place: &'static [(&'static str, &'static str)],
     pub(crate) hints: Option<Hints>,
+    /// Earlier launches this one follows (`after=`): given, the launch returns its completion.
+    pub(crate) after: Option<Bound<'py, PyAny>>,
     /// The raw `CUstream` the launch goes to, once looked up (see [`Launch::raw_stream`]).
     raw: Option<usize>,
     /// The stream the launch goes to, once resolved (see [`Launch::stream`]).
@@ -75,6 +77,7 @@ impl<'py> Launch<'py> {
             spans: Vec::new(),
             in_place: &[],
             hints: None,
+            after: None,
             raw: None,
             resolved: None,
             watch: Stopwatch::start(),
@@ -104,6 +107,13 @@ impl<'py> Launch<'py> {
         }
         self.hints = hints.filter(|h| *h != (None, None, None));
         Ok(())
+    }
+
+    /// `after=`: the completions of earlier launches this one must follow (ownership-tracked
+    /// handles pass those that hold its arrays); given, even empty, the launch returns its own
+    /// [`crate::completion::Completion`].
+    pub fn set_after(&mut self, after: Option<Bound<'py, PyAny>>) {
+        self.after = after.filter(|a| !a.is_none());
     }
 
     /// Admits an array the kernel only reads.
@@ -289,13 +299,14 @@ impl<'py> Launch<'py> {
     }
 
     /// The stream the launch goes to (see [`Launch::raw_stream`]), wrapped for cutile.
-    pub(crate) fn stream(&mut self, context: &Arc<Context>) -> PyResult<Arc<Stream>> {
+    pub(crate) fn stream(&mut self, context: &Arc<Context>) -> PyResult<(Arc<Stream>, usize)> {
+        let raw = self.raw_stream()?;
         if let Some(stream) = &self.resolved {
-            return Ok(stream.clone());
+            return Ok((stream.clone(), raw));
         }
-        let stream = device::borrow_stream(self.raw_stream()?, context);
+        let stream = device::borrow_stream(raw, context);
         self.resolved = Some(stream.clone());
-        Ok(stream)
+        Ok((stream, raw))
     }
 
     /// Whether the launch goes to the current stream of its arrays' framework: no `stream`

@@ -10,6 +10,7 @@
 pub mod array;
 pub mod cache;
 pub mod compile;
+pub mod completion;
 pub mod device;
 pub mod dlpack;
 pub mod error;
@@ -25,6 +26,7 @@ pub use launch::Launch;
 /// Everything a generated `lib.rs` uses.
 pub mod prelude {
     pub use crate::array::{Array, ElemType};
+    pub use crate::completion::Completion;
     pub use crate::kernel::{Arg, Generic, Kernel, Scalar};
     pub use crate::launch::Launch;
     pub use crate::list::ArrayList;

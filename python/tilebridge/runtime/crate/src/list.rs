@@ -141,7 +141,7 @@ impl<'py> Launch<'py> {
             }
         }
         let context = self.context()?;
-        let stream = self.stream(&context)?;
+        let (stream, _) = self.stream(&context)?;
         let bytes = words.len() * std::mem::size_of::<i64>();
         let failed = |e: &dyn std::fmt::Display| {
             error(
