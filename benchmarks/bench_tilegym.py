@@ -23,6 +23,7 @@ import torch  # noqa: E402
 
 import tilebridge as tb  # noqa: E402
 from tilebridge.verifier.bench import Timing, print_table, time_case  # noqa: E402
+from tilebridge.verifier.report import Run, measure_roofline  # noqa: E402
 
 
 def cases():
@@ -132,7 +133,9 @@ def main():
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("-k", "--only", action="append", default=[], metavar="WORD",
                         help="only the cases whose label contains this word; repeatable")
+    parser.add_argument("--out", help="write the run to OUT.md, OUT.json and OUT.png")
     args = parser.parse_args()
+    roofline = measure_roofline() if args.out else None
     exts = {(info["file"], name): ext for ext in map(tb.load, args.ext.split(","))
             for name, info in json.loads(ext.__tilebridge__)["kernels"].items()}
     print(f"GPU: {torch.cuda.get_device_name()}; {args.runs} timed launches per side, 3 interleaved rounds")
@@ -157,7 +160,11 @@ def main():
             # each row as it comes: a run cut short keeps what it measured
             print(f"measured {label}: {row.kernel} " + (f"rs/py {row.ratio:.3f} ({row.py_ms:.4f} vs {row.rs_ms:.4f} "
                   f"ms), outputs {row.agreement}" if row.timed else row.error), flush=True)
+            if args.out:  # written after every launch: a run cut short keeps what it measured
+                Run.here(rows, roofline=roofline).write(args.out, draw=False)
     print_table(rows)
+    if args.out:
+        print("wrote", ", ".join(map(str, Run.here(rows, roofline=roofline).write(args.out))))
 
 
 if __name__ == "__main__":

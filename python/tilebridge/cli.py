@@ -1,4 +1,4 @@
-"""The `tilebridge` command: translate | build | check | bench | coverage | doctor."""
+"""The `tilebridge` command: translate | build | check | bench | chart | coverage | doctor."""
 
 from __future__ import annotations
 
@@ -114,6 +114,20 @@ def cmd_bench(args) -> int:
     ext = build(target, module=_module(args), dtypes=_dtypes(args.dtype))
     rows = [time_case(ext, k, g, a, runs=args.runs) for path in args.files for k, g, a in load_cases(path)]
     print_table(rows)
+    if args.out:
+        from .verifier.report import Run, measure_roofline
+
+        print("wrote", ", ".join(map(str, Run.here(rows, roofline=measure_roofline()).write(args.out))))
+    return 0
+
+
+def cmd_chart(args) -> int:
+    from .verifier.report import chart
+
+    png = chart(Path(args.run_json), Path(args.png or Path(args.run_json).with_suffix(".png")))
+    if png is None:
+        return 1
+    print("wrote", png)
     return 0
 
 
@@ -225,7 +239,13 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=cmd_check)
     p = kernel_command("bench", "time the Rust extension against cuTile Python on each file's cases(torch)")
     p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--out", metavar="PREFIX", help="also write PREFIX.md, PREFIX.json (every raw figure, the copy "
+                                                   "bandwidth and matmul rate measured in the same run) and PREFIX.png")
     p.set_defaults(run=cmd_bench)
+    p = sub.add_parser("chart", help="draw a benchmark run's JSON (tilebridge bench --out) as a PNG (matplotlib)")
+    p.add_argument("run_json", metavar="RUN.json", help="the run's JSON")
+    p.add_argument("png", nargs="?", help="the chart (default: the JSON's name with .png)")
+    p.set_defaults(run=cmd_chart)
     p = sub.add_parser("coverage", help="every kernel of a library through translate, build, Tile IR, cubin")
     p.add_argument("target", help="a folder of kernel files, or an installed package such as tilegym")
     p.add_argument("--json", help="also write the table as JSON here")

@@ -16,7 +16,7 @@ step() { local log=$1; shift; "$@" 2>&1 | tee -a "$OUT/$log"; [ "${PIPESTATUS[0]
 step gpu.txt nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 step doctor.txt python3 -m tilebridge.cli doctor
 if [ "${BENCH:-1}" = 1 ]; then  # BENCH=0: a round for correctness alone
-  step bench.txt python3 benchmarks/bench_examples.py --runs "${BENCH_RUNS:-50}"
+  step bench.txt python3 benchmarks/bench_examples.py --runs "${BENCH_RUNS:-50}" --out "$OUT/examples-h200"
   step profile.txt env TILEBRIDGE_PROFILE=1 python3 benchmarks/launch_profile.py
   step torch_compile.txt python3 benchmarks/torch_compile.py
 fi

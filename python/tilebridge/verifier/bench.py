@@ -30,6 +30,7 @@ class Timing:
     rs_ms: float = 0.0
     agreement: str = ""  # "bitwise", "close", or how the outputs differ
     error: str = ""  # the case could not be timed: which side failed, and why
+    bytes: int = 0  # what its array arguments hold: a lower bound of the memory a launch moves
 
     @property
     def timed(self) -> bool:
@@ -83,6 +84,17 @@ def _first(fn: Callable[[], None]) -> float:
     return time.perf_counter() - t0
 
 
+def array_bytes(args: Any) -> int:
+    """The bytes the array arguments (and lists of arrays) of a launch hold."""
+    total = 0
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            total += array_bytes(a)
+        elif hasattr(a, "nbytes"):
+            total += int(a.nbytes)
+    return total
+
+
 def time_case(ext, kernel: Any, grid: Any, args: tuple, runs: int = 50, warmup: int = 5) -> Timing:
     import cuda.tile as ct
     import torch
@@ -95,7 +107,7 @@ def time_case(ext, kernel: Any, grid: Any, args: tuple, runs: int = 50, warmup: 
     def rs() -> None:
         launch(ext, stream, grid, kernel, args)
 
-    timing = Timing(kernel_name(kernel), describe(args))
+    timing = Timing(kernel_name(kernel), describe(args), bytes=array_bytes(args))
     for side, fn in (("cuTile Python", py), ("Rust", rs)):
         try:
             first = _first(fn)
