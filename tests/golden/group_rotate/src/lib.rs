@@ -62,11 +62,11 @@ fn group_rotate<'py>(
 
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
 /// `hints=(occupancy, num_ctas, num_worker_warps)` as a launch takes them. `arrays` gives
-/// `(parameter, shape, strides, base address)` of array arguments and `scalars` the values of
-/// integer scalar parameters, whose divisibility a launch specializes on: without them the
-/// kernel is compiled as for arguments divisible by nothing.
+/// `(parameter, shape, strides, base address, bytes per element)` of array arguments, whose
+/// divisibility a launch specializes on: without them the kernel is compiled as for arrays
+/// divisible by nothing.
 #[pyfunction]
-#[pyo3(signature = (kernel, generics, strides, target = "sm_90", hints = None, arrays = None, scalars = None))]
+#[pyo3(signature = (kernel, generics, strides, target = "sm_90", hints = None, arrays = None))]
 #[allow(clippy::too_many_arguments)]
 fn _compile_only<'py>(
     py: Python<'py>,
@@ -76,7 +76,6 @@ fn _compile_only<'py>(
     target: &str,
     hints: Option<tilebridge_runtime::launch::Hints>,
     arrays: Option<Vec<tilebridge_runtime::compile::ArraySpec>>,
-    scalars: Option<Vec<(String, i64)>>,
 ) -> PyResult<(String, Bound<'py, pyo3::types::PyBytes>)> {
     tilebridge_runtime::compile::compile_only(
         py,
@@ -89,7 +88,6 @@ fn _compile_only<'py>(
         target,
         hints,
         arrays.unwrap_or_default(),
-        scalars.unwrap_or_default(),
     )
 }
 

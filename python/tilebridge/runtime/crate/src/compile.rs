@@ -8,21 +8,22 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cutile::compile_api::KernelCompiler;
 use cutile::cutile_compiler::ast::Module;
-use cutile::cutile_compiler::specialization::{compute_spec, DivHint, SpecializationBits};
+use cutile::cutile_compiler::specialization::SpecializationBits;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::error::{error, panic_message, Kind};
 use crate::launch::{compile_options, Hints};
 
-/// An array argument as a launch sees it: `(parameter, shape, strides, base address)`.
-pub type ArraySpec = (String, Vec<i64>, Vec<i64>, u64);
+/// An array argument as a launch sees it: `(parameter, shape, strides, base address, bytes per
+/// element)`.
+pub type ArraySpec = (String, Vec<i64>, Vec<i64>, u64, i32);
 
 /// Compiles `module::function` (one of `kernels`) with `generics` (in declaration order)
 /// and the given static stride patterns (`-1` for a dynamic stride) for `target`
-/// (e.g. `sm_90`), with launch-time `hints` applied as a launch applies them. `arrays` and
-/// `scalars` (integer parameters' values) give the divisibility a launch with those
-/// arguments specializes on. Returns the Tile IR text and its bytecode.
+/// (e.g. `sm_90`), with launch-time `hints` applied as a launch applies them. `arrays` give
+/// the divisibility a launch with those arguments specializes on
+/// ([`crate::kernel::launch_spec`]). Returns the Tile IR text and its bytecode.
 #[allow(clippy::too_many_arguments)]
 pub fn compile_only<'py>(
     py: Python<'py>,
@@ -35,7 +36,6 @@ pub fn compile_only<'py>(
     target: &str,
     hints: Option<Hints>,
     arrays: Vec<ArraySpec>,
-    scalars: Vec<(String, i64)>,
 ) -> PyResult<(String, Bound<'py, PyBytes>)> {
     if !kernels.contains(&function) {
         return Err(crate::error::argument(format!(
@@ -44,15 +44,13 @@ pub fn compile_only<'py>(
     }
     let specs = arrays
         .iter()
-        .map(|(name, shape, strides, base)| {
-            Ok((name.as_str(), array_spec(name, shape, strides, *base)?))
+        .map(|(name, shape, strides, base, elem_bytes)| {
+            Ok((
+                name.as_str(),
+                array_spec(name, shape, strides, *base, *elem_bytes)?,
+            ))
         })
         .collect::<PyResult<Vec<(&str, SpecializationBits)>>>()?;
-    // As cutile's launcher computes them: from the value taken as i32.
-    let scalar_hints: Vec<(&str, DivHint)> = scalars
-        .iter()
-        .map(|(name, value)| (name.as_str(), DivHint::from_value(*value as i32)))
-        .collect();
     // cutile's front end panics on some input it does not take (e.g. a form of a generic it
     // cannot parse): that is a compile error of this kernel, not a crash of the caller.
     let compiled = py.detach(|| {
@@ -65,7 +63,6 @@ pub fn compile_only<'py>(
                 .generics(generics)
                 .strides(&strides)
                 .spec_args(&specs)
-                .scalar_hints(&scalar_hints)
                 .target(target);
             if let Some(options) = compile_options(hints) {
                 compiler = compiler.options(options);
@@ -95,6 +92,7 @@ fn array_spec(
     shape: &[i64],
     strides: &[i64],
     base: u64,
+    elem_bytes: i32,
 ) -> PyResult<SpecializationBits> {
     let narrow = |values: &[i64]| -> PyResult<Vec<i32>> {
         values
@@ -112,5 +110,10 @@ fn array_spec(
             strides.len()
         )));
     }
-    Ok(compute_spec(base, &narrow(shape)?, &narrow(strides)?, 0))
+    Ok(crate::kernel::launch_spec(
+        base,
+        &narrow(shape)?,
+        &narrow(strides)?,
+        elem_bytes,
+    ))
 }

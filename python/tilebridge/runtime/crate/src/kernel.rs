@@ -11,8 +11,8 @@
 //!
 //! A [`Kernel`] (one `static` per generated launcher) keeps what a launch of one
 //! specialization needs: the compiled function and cutile's validator, found by a key made
-//! of what cutile specializes on (the generics, each array's dtype and divisibility, the
-//! divisibility of integer scalars, the launch-time hints). The first launch of a
+//! of what a launch specializes on (the generics, each array's dtype and divisibility as
+//! cuTile Python computes it, the launch-time hints). The first launch of a
 //! specialization compiles it with cutile's JIT (`compile_from_context`, the call cutile's
 //! own launcher makes) and checks that the argument layout below is the one the compiled
 //! entry declares. Every launch then: the key, cutile's hoisted launch checks, one parameter
@@ -92,16 +92,6 @@ impl Scalar {
         }
     }
 
-    /// cutile specializes on the divisibility of integer scalars, taken as i32 as its
-    /// launcher takes them.
-    fn hint(self) -> Option<DivHint> {
-        match self {
-            Scalar::I32(v) => Some(DivHint::from_value(v)),
-            Scalar::I64(v) => Some(DivHint::from_value(v as i32)),
-            _ => None,
-        }
-    }
-
     /// The value in a parameter slot: its bytes first, as the driver reads a parameter of the
     /// entry's size from the slot's address (little-endian).
     fn word(self) -> u64 {
@@ -170,10 +160,8 @@ impl<'a> Arg<'a> {
 }
 
 impl View<'_> {
-    /// cutile's specialization of a tensor: the divisibility of its base address, extents and
-    /// strides, which strides are 1, and whether its elements are disjoint.
     fn spec(&self) -> SpecializationBits {
-        compute_spec(
+        launch_spec(
             self.ptr,
             self.shape,
             self.strides,
@@ -182,13 +170,68 @@ impl View<'_> {
     }
 }
 
-/// What cutile specializes a kernel on, beyond the kernel itself.
+/// The most dimensions cuTile Python specializes an array on (its `TMA_MAX_NDIM`).
+const SPECIALIZED_DIMS: usize = 5;
+
+/// What a launch specializes an array on, as cuTile Python does
+/// (`compute_array_specialization_bits` of its launcher): each extent divisible by 16 or not,
+/// each stride a multiple of 16 bytes or not, the base address 16-byte aligned or not, which
+/// strides are 1, and whether the elements are disjoint; nothing but disjointness beyond 5
+/// dimensions.
+///
+/// cutile's own `compute_spec` records every power of two up to 16 instead: 1,000 columns are
+/// "divisible by 8" to it and by nothing to cuTile Python, and tileiras then picks other code
+/// for the same launch (for the f32 row softmax of `examples/`, 128-bit loads where cuTile
+/// Python's are masked element loads). The same assumptions give the same Tile IR, and fewer
+/// specializations to compile.
+pub(crate) fn launch_spec(
+    ptr: u64,
+    shape: &[i32],
+    strides: &[i32],
+    elem_bytes: i32,
+) -> SpecializationBits {
+    let mut spec = compute_spec(ptr, shape, strides, elem_bytes); // stride 1, disjointness
+    let none = DivHint::default();
+    let sixteen = DivHint {
+        divisor: 16,
+        ..DivHint::default()
+    };
+    let specialized = shape.len() <= SPECIALIZED_DIMS;
+    // A stride of a multiple of 16 bytes, in elements.
+    let stride_16_bytes = match elem_bytes {
+        1 | 2 | 4 | 8 | 16 => DivHint {
+            divisor: 16 / elem_bytes,
+            ..DivHint::default()
+        },
+        _ => none,
+    };
+    for i in 0..shape.len() {
+        spec.shape_div[i] = if specialized && shape[i] % 16 == 0 {
+            sixteen
+        } else {
+            none
+        };
+        spec.stride_div[i] = if specialized && (strides[i] as i64 * elem_bytes as i64) % 16 == 0 {
+            stride_16_bytes
+        } else {
+            none
+        };
+        spec.stride_one[i] &= specialized;
+    }
+    spec.base_ptr_div = if ptr.is_multiple_of(16) {
+        sixteen
+    } else {
+        none
+    };
+    spec
+}
+
+/// What a launch specializes a kernel on, beyond the kernel itself.
 #[derive(Debug, PartialEq)]
 struct Key {
     device: usize,
     generics: Vec<Generic>,
     tensors: Vec<(ElemType, SpecializationBits)>,
-    scalars: Vec<DivHint>,
     hints: Option<Hints>,
 }
 
@@ -201,13 +244,6 @@ impl Key {
                 .iter()
                 .filter_map(Arg::view)
                 .map(|v| (v.elem, v.spec()))
-                .collect(),
-            scalars: args
-                .iter()
-                .filter_map(|a| match a {
-                    Arg::Scalar(_, s) => s.hint(),
-                    _ => None,
-                })
                 .collect(),
             hints,
         }
@@ -281,13 +317,9 @@ impl Kernel {
                 (name.clone(), ones.collect())
             })
             .collect();
-        let scalar_hints = args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Scalar(name, s) => s.hint().map(|h| (name.to_string(), h)),
-                _ => None,
-            })
-            .collect();
+        // cuTile Python specializes on no scalar's value: neither does a launch here (cutile's own
+        // launcher specializes on integer scalars' divisibility, a compile per new divisor).
+        let scalar_hints = Vec::new();
         let options = compile_options(key.hints).unwrap_or_default();
         let ctx = ExecutionContext::new(stream.clone());
         // The JIT may run for seconds: other Python threads go on meanwhile.
