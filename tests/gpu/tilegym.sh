@@ -37,7 +37,7 @@ tail -40 "$OUT/tilegym_pytest_$PART.txt"
 python3 tests/gpu/tilegym_summary.py "$OUT/routing_$PART.jsonl" 2>&1 | tee "$OUT/tilegym_$PART.txt"
 check "${PIPESTATUS[0]}" "tilegym_summary: a failed test or an empty log"
 if [ "${TILEGYM_BENCH:-1}" = 1 ]; then
-  PYTHONPATH=$T/src:$PYTHONPATH timeout ${TILEGYM_BENCH_TIMEOUT:-240} python3 benchmarks/bench_tilegym.py --ext "$EXTS" \
+  PYTHONPATH=$T/src:$PYTHONPATH timeout ${TILEGYM_BENCH_TIMEOUT:-240} python3 benchmarks/bench_tilegym.py --ext "$EXTS" --out "$OUT/tilegym-h200" \
     ${TILEGYM_BENCH_ONLY:+$(printf -- '-k %s ' $TILEGYM_BENCH_ONLY)} 2>&1 \
     | tee "$OUT/bench_tilegym.txt"
   check "${PIPESTATUS[0]}" "bench_tilegym"

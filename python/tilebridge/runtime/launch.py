@@ -46,13 +46,15 @@ class _Plan:
     positionally and which by keyword, and the kernel's launch-time hints. Made at its first
     launch, kept for the kernel object (`_PLANS`)."""
 
-    __slots__ = ("kernel", "ext", "name", "launcher", "positional", "constants", "count", "hints")
+    __slots__ = ("kernel", "ext", "name", "launcher", "positional", "leading", "constants", "count", "hints")
 
     def __init__(self, ext, kernel: Any):
         self.name = name = kernel._pyfunc.__name__ if hasattr(kernel, "_pyfunc") else kernel
         params = kernel_info(ext, name).params
         self.kernel, self.ext, self.launcher = kernel, ext, getattr(ext, name)
         self.positional = tuple(i for i, p in enumerate(params) if not p.by_keyword)
+        # the usual order, arrays before constants: the positional arguments are a slice
+        self.leading = len(self.positional) if self.positional == tuple(range(len(self.positional))) else None
         self.constants = tuple((p.name, i) for i, p in enumerate(params) if p.by_keyword)
         self.count = len(params)
         self.hints = launch_hints(kernel)
@@ -76,7 +78,8 @@ def launch(ext, stream: Any, grid: Any, kernel: Any, args: Sequence[Any]) -> Non
         plan = _PLANS[id(kernel)] = _Plan(ext, kernel)
     if len(args) != plan.count:
         raise plan.wrong_count(args)
-    plan.launcher(grid, *[args[i] for i in plan.positional], stream=stream, sync=False, hints=plan.hints,
+    positional = args[:plan.leading] if plan.leading is not None else [args[i] for i in plan.positional]
+    plan.launcher(grid, *positional, stream=stream, sync=False, hints=plan.hints,
                   **{n: args[i] for n, i in plan.constants})
 
 
