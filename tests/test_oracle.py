@@ -105,11 +105,34 @@ def test_a_recorded_launch_cutile_python_rejects_is_left_out_of_the_launcher(tmp
     array = lambda dtype: {"dtype": dtype, "shape": [64], "strides": [1]}  # noqa: E731
     logged = [recorded_launches.Launch("k.py", "widen", {"x": array(x), "y": array(y), "TILE": 64})
               for x, y in (("int32", "int32"), ("int64", "int32"))]
-    recorded_launches.cover(kir, logged, 81)
+    recorded_launches.cover(kir, logged)
     assert ("i64", "i32") in kir.launcher_combos()
     report = oracle.check(kir, src, logged)
     assert report.specializations == 1 and "x i64, y i32: Type of `acc` depends on path taken" in report.rejected[0]
     assert kir.launcher_combos() == [("i32", "i32")]
+
+
+def test_class_by_class_a_rejected_dtype_is_left_out(tmp_path, monkeypatch):
+    """The same kernel checked class by class (as one with more combinations than MAX_COMBOS
+    would be), at guessed constants (the tile shapes fixed, so that every guess is rejected for one
+    reason): the int64 `x` cuTile Python rejects leaves its class."""
+    monkeypatch.setattr(oracle, "MAX_COMBOS", 0)
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def widen(x, y, TILE: ct.Constant[int]):
+            offs = ct.bid(0) * TILE + ct.arange(64, dtype=ct.int32)
+            acc = ct.zeros((64,), dtype=ct.int32)
+            for _ in range(2):
+                acc = acc + ct.gather(x, offs)
+            ct.scatter(y, offs, acc)
+        """)
+    src = frontend.load(module.widen)
+    kir = lower.lower_kernel(src)
+    assert ("i64", "i32") in kir.launcher_combos() and kir.dtype_combos is None
+    report = oracle.check(kir, src, [])
+    assert report.specializations >= 1 and any("x i64" in r for r in report.rejected)
+    assert [c.allowed for c in kir.dtype_classes][0] == ["i32"]
+    assert all(x == "i32" for x, *_ in kir.launcher_combos()) and kir.launcher_combos()
 
 
 def test_a_value_typed_otherwise_stops_the_translation(tmp_path, monkeypatch):
@@ -163,7 +186,7 @@ def test_every_kernel_agrees_with_cutile_python():
         for src in sources:
             try:
                 kir = lower.lower_kernel(src)
-                recorded_launches.cover(kir, launches, 81)
+                recorded_launches.cover(kir, launches)
             except tb.TranslationError:
                 continue  # not translated: nothing to hold against cuTile Python
             try:

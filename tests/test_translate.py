@@ -154,15 +154,27 @@ def test_runtime_crate_is_rustfmt_clean():
     assert proc.returncode == 0, proc.stdout
 
 
-def test_dtype_variant_explosion_is_a_clear_error():
-    kernel = frontend.import_file(FIXTURE).too_many_dtype_variants
-    with pytest.raises(tb.TranslationError, match=r"243 launcher variants \(dtype combinations to check against "
-                                                  r"cuTile Python, at most 81\); state the dtypes"):
-        tb.translate(kernel, runtime_path=RUNTIME_CRATE)
-    crate = tb.translate(kernel, runtime_path=RUNTIME_CRATE, dtypes={"a": ["f16"], "b": ["f16"]})
-    dtypes = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["too_many_dtype_variants"].dtypes
-    assert math.prod(len(allowed) for allowed in dtypes.values()) == 27
-    assert built_combinations(crate.files["src/lib.rs"], "too_many_dtype_variants") is None  # every one of them
+def test_independent_dtype_classes_are_checked_class_by_class(tmp_path):
+    """Five arrays of independent dtypes: 3^5 = 243 combinations, one launcher for all of them
+    (no Rust per dtype), checked against cuTile Python in 27 combinations, the first 3 of which
+    give each class each of its dtypes (the translation types each value by one class at most)."""
+    (tmp_path / "wide.py").write_text(WIDE_SOURCE)
+    crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE)
+    meta = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["five"]
+    assert list(meta.dtypes.values()) == [["f32", "f16", "bf16"]] * 5
+    assert meta.checked.startswith("agrees with cuTile Python") and "at 27 specializations" in meta.checked
+    assert "216 more dtype combinations checked class by class" in meta.checked
+    assert built_combinations(crate.files["src/lib.rs"], "five") is None  # each class's dtype says it all
+
+
+def test_covering_gives_each_class_each_dtype():
+    from tilebridge.translator.oracle import _covering
+
+    combos = [(a, b, c) for a in "xyz" for b in "xy" for c in "xyzw"]
+    chosen = _covering(combos, seen={("x", "x", "x")})
+    assert len(chosen) == 3  # w and z of the last class, y and z of the first, y of the second
+    pairs = {(i, d) for combo in [*chosen, ("x", "x", "x")] for i, d in enumerate(combo)}
+    assert pairs == {(i, d) for combo in combos for i, d in enumerate(combo)}
 
 
 def built_combinations(lib_rs: str, kernel: str) -> int | None:
@@ -200,36 +212,39 @@ def test_kernels_that_clash_in_rust_are_refused(tmp_path):
     assert crate.skipped and "clashes" in crate.skipped[0]
 
 
+WIDE_SOURCE = (
+    "import cuda.tile as ct\n\n\n@ct.kernel\n"
+    "def five(a, b, c, d, y, TILE: ct.Constant[int]):\n"
+    "    s = ct.load(a, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+    "    s = s + ct.load(b, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+    "    s = s + ct.load(c, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+    "    s = s + ct.load(d, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+    "    ct.store(y, index=(ct.bid(0),), tile=s.astype(y.dtype))\n")
+
+
 def test_recorded_launches_widen_the_launcher_variants(tmp_path):
     """A launch log (tests/gpu/tilegym_plugin.py --launch-log) adds the dtype combinations its kernels
-    were launched with to each launcher; a kernel whose own combinations would be too many (here
-    243: five independent arrays) is built for the recorded ones only."""
+    were launched with to each launcher: listed one by one where they are few, else each class
+    widened by its recorded dtypes."""
     import json
 
     from tilebridge.translator import recorded_launches as launches
 
-    (tmp_path / "wide.py").write_text(
-        "import cuda.tile as ct\n\n\n@ct.kernel\n"
-        "def five(a, b, c, d, y, TILE: ct.Constant[int]):\n"
-        "    s = ct.load(a, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
-        "    s = s + ct.load(b, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
-        "    s = s + ct.load(c, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
-        "    s = s + ct.load(d, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
-        "    ct.store(y, index=(ct.bid(0),), tile=s.astype(y.dtype))\n")
+    (tmp_path / "wide.py").write_text(WIDE_SOURCE)
     array = lambda dtype: {"dtype": dtype, "shape": [1000], "strides": [1]}  # noqa: E731
     rows = lambda dtype: {"dtype": dtype, "shape": [64, 64], "strides": [64, 1]}  # noqa: E731
     log = tmp_path / "launches.jsonl"
     log.write_text("\n".join(json.dumps(r) for r in [
-        {"file": "wide.py", "kernel": "five", "hints": {},
-         "args": {**{n: array("float16") for n in "abcd"}, "y": array("float32"), "TILE": 256}},
+        {"file": "wide.py", "kernel": "five", "hints": {},  # `a` of a dtype the translation did not infer
+         "args": {"a": array("int32"), **{n: array("float16") for n in "bcd"}, "y": array("float32"), "TILE": 256}},
         {"file": "checked_ops.py", "kernel": "prefix_sums", "hints": {},  # a dtype the translation did not infer
          "args": {"x": rows("int32"), "y": rows("float32"), "z": rows("float32"), "TM": 16, "TN": 64}}]) + "\n")
-    with pytest.raises(tb.TranslationError, match="243 launcher variants"):
-        tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE)
     crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE, launches=launches.read([log]))
     five = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["five"]
-    assert list(five.dtypes.values()) == [["f16"]] * 4 + [["f32"]]  # the recorded combination only
+    # 243 + 1 combinations, too many to list: `a`'s class widened, every combination checked class by class
+    assert list(five.dtypes.values()) == [["f32", "f16", "bf16", "i32"]] + [["f32", "f16", "bf16"]] * 4
     assert built_combinations(crate.files["src/lib.rs"], "five") is None  # each class's dtype says it all
+    assert "checked class by class" in five.checked
     crate = tb.translate(REPO / "tests" / "fixtures" / "checked_ops.py", runtime_path=RUNTIME_CRATE,
                          launches=launches.read([log]))
     meta = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels

@@ -34,7 +34,7 @@ from ..errors import TranslationError
 
 # Guesses of ct.Constant values are tried per dtype combination (`specializations.accepted_guesses`):
 # a combination is rejected only where cuTile Python rejects it at every one the launcher takes.
-# At most this many dtype combinations are checked per kernel (the first, in launcher order).
+# Up to this many dtype combinations are checked one by one; beyond, class by class (`_covering`).
 MAX_COMBOS = int(os.environ.get("TILEBRIDGE_ORACLE_MAX_COMBOS", "27"))
 
 
@@ -53,7 +53,8 @@ class Report:
     # values, which the translation meets as int32 (cutile 0.5.0 converts no integer to another width)
     narrowed: int = 0
     left_out: int = 0  # dtype combinations it rejects at every specialization: the launcher refuses them
-    beyond: int = 0  # dtype combinations not checked (over MAX_COMBOS)
+    # dtype combinations checked class by class, not one by one (more than MAX_COMBOS: `_covering`)
+    by_class: int = 0
     unchecked: str | None = None  # why some (or all) could not be checked
     # the specializations cuTile Python accepted and the types were compared at: what a build
     # compiles to cubins ahead of any launch (`builder.cubins`)
@@ -70,8 +71,9 @@ class Report:
             text += f"; {len(self.rejected)} it rejects ({self.rejected[0]})"
         if self.left_out:
             text += f", {self.left_out} dtype combination{'s' * (self.left_out != 1)} left out of the launcher"
-        if self.beyond:
-            text += f"; {self.beyond} more dtype combinations not checked"
+        if self.by_class:
+            text += (f"; {self.by_class} more dtype combinations checked class by class (each class at each "
+                     "of its dtypes)")
         if self.unchecked:
             text += f"; some not checked: {self.unchecked}"
         return text
@@ -96,8 +98,15 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     groups = [[s] for s in recorded_specs]
     seen = {_combo(kir, s) for s in recorded_specs}
     combos = [c for c in kir.launcher_combos() if c not in seen]
-    report.beyond = max(0, len(combos) - MAX_COMBOS)
-    combos = combos[:MAX_COMBOS]
+    by_class = len(combos) > MAX_COMBOS
+    if by_class:
+        # each class at each of its dtypes, then others spread over the rest, MAX_COMBOS in all
+        chosen = _covering(combos, seen)
+        rest = [c for c in combos if c not in chosen]
+        room = max(0, MAX_COMBOS - len(chosen))
+        chosen += rest[::max(1, -(-len(rest) // room))][:room] if room else []
+        report.by_class = len(combos) - len(chosen)
+        combos = chosen
     guesses = specializations.accepted_guesses(kir)
     if combos and not guesses:
         report.unchecked = "the launcher refuses every ct.Constant value guessed"
@@ -128,10 +137,54 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
         at = f" at {_dtypes_of(kir, spec)}" if kir.dtype_classes else ""
         raise TranslationError(f"cuTile Python rejects kernel '{kir.name}'{at}: {r.message}",
                                location=where, construct=kir.name)
+    if by_class and refused:
+        # Class by class: a class's dtype is left out where a combination with it was rejected and
+        # none with it accepted (which of a rejected combination's dtypes cuTile Python refused is
+        # not known: each that no accepted one clears).
+        taken = {(i, d) for combo in accepted for i, d in enumerate(combo)}
+        bad = {(i, d) for combo in refused for i, d in enumerate(combo)} - taken
+        for combo in refused:
+            if not any((i, d) in bad for i, d in enumerate(combo)):
+                # each of its dtypes is accepted elsewhere: the classes are not independent
+                spec, r = rejected[combo]
+                raise TranslationError(
+                    f"cuTile Python rejects kernel '{kir.name}' at {_dtypes_of(kir, spec)} ({r.message.splitlines()[0]}) "
+                    "but accepts each of those dtypes with others: its dtype combinations cannot be checked class "
+                    "by class; state the dtypes (tb.build(..., dtypes=...), --dtype) or record launches (--launches)",
+                    location=f"{kir.file}:{kir.line}:1", construct=kir.name)
+        kept = [c for c in kir.launcher_combos() if not any((i, d) in bad for i, d in enumerate(c))]
+        report.left_out = len(kir.launcher_combos()) - len(kept)
+        if kir.dtype_combos is None:  # still every combination of the classes' dtypes
+            for i, c in enumerate(kir.dtype_classes):
+                c.allowed = [d for d in c.allowed if (i, d) not in bad]
+        else:
+            kir.dtype_combos = kept
+        return report
     if refused:
         kir.dtype_combos = [c for c in kir.launcher_combos() if c not in refused]
         report.left_out = len(refused)
     return report
+
+
+def _covering(combos: list[tuple[str, ...]], seen: set[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """A few of `combos` in which each class takes each of its dtypes at least once (beside the
+    combinations `seen` already checked), picked greedily.
+
+    The translation types every value by one dtype class at most: arrays whose dtypes meet in an
+    operation share a class, and a value of a class's dtype (or derived from it, as an mma's
+    accumulator) follows that class alone. So checking each class at each of its dtypes checks
+    the type of every value at every combination, and a launcher with many independent classes
+    (3^7 combinations for the gated delta rule) needs a handful of checks, not thousands."""
+    def pairs(combo: tuple[str, ...]) -> set[tuple[int, str]]:
+        return set(enumerate(combo))
+
+    wanted = set().union(*map(pairs, combos)) - set().union(set(), *map(pairs, seen))
+    chosen = []
+    while wanted:
+        best = max(combos, key=lambda c: len(pairs(c) & wanted))
+        chosen.append(best)
+        wanted -= pairs(best)
+    return chosen
 
 
 def _combo(kir: ir.KernelIR, spec: specializations.Specialization) -> tuple[str, ...]:

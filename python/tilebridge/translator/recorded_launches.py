@@ -96,15 +96,22 @@ def dtype_combos(kernel: ir.KernelIR, launches: Iterable[Launch]) -> list[tuple[
     return combos
 
 
-def cover(kernel: ir.KernelIR, launches: Iterable[Launch], limit: int) -> None:
-    """Makes `kernel`'s launcher take the dtype combinations its recorded launches used: besides
-    the ones it takes anyway where those number at most `limit`, else only the recorded ones (a
-    kernel whose arrays have many independent dtypes builds for what its tests launch)."""
+# The most dtype combinations a launcher lists one by one (where recorded launches add some to
+# those it takes anyway); beyond, each class takes the dtypes recorded for it besides its own.
+MAX_LISTED_COMBOS = 81
+
+
+def cover(kernel: ir.KernelIR, launches: Iterable[Launch]) -> None:
+    """Makes `kernel`'s launcher take the dtype combinations its recorded launches used, besides
+    the ones it takes anyway: listed one by one where they number at most MAX_LISTED_COMBOS, else
+    each class widened by the dtypes recorded for it (every combination of those is checked
+    against cuTile Python class by class, `oracle._covering`)."""
     recorded = dtype_combos(kernel, launches)
     usual = kernel.launcher_combos()
-    if not recorded or (len(usual) <= limit and set(recorded) <= set(usual)):
+    if not recorded or set(recorded) <= set(usual):
         return
-    combos = usual + [c for c in recorded if c not in usual] if len(usual) <= limit else recorded
-    kernel.dtype_combos = combos
+    combos = usual + [c for c in recorded if c not in usual]
+    if len(combos) <= MAX_LISTED_COMBOS:
+        kernel.dtype_combos = combos
     for i, c in enumerate(kernel.dtype_classes):
         c.allowed = list(dict.fromkeys(combo[i] for combo in combos))

@@ -23,11 +23,11 @@ import jinja2
 from .. import ir
 from ...metadata import ExtensionMetadata
 from .kernel import calls_padded_gather, entry
-from .launcher import (MAX_LAUNCHER_VARIANTS, check_launcher_variants, derived_dtype, dispatched_metadata,
+from .launcher import (check_launcher, derived_dtype, dispatched_metadata,
                        dispatcher, kernel_metadata, launch_imports, launcher)
 from .stub import stub
 
-__all__ = ["render_crate", "CrateFiles", "rustfmt", "MAX_LAUNCHER_VARIANTS", "check_launcher_variants",
+__all__ = ["render_crate", "CrateFiles", "rustfmt", "check_launcher",
            "derived_dtype"]
 
 CUTILE_VERSION = "0.5.0"
@@ -61,7 +61,7 @@ class CrateFiles:
 
 
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
-    """The crate of `kernels`, each of which has passed `check_launcher_variants` (`translate` checks
+    """The crate of `kernels`, each of which has passed `check_launcher` (`translate` checks
     them one by one, so that a partial translation can leave a kernel out)."""
     # Kernels translated once per type of their unannotated scalars, by the launcher that picks one.
     variants: dict[str, list[ir.KernelIR]] = {}

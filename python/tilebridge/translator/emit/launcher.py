@@ -14,32 +14,17 @@ from ...metadata import KernelMetadata, ParamMetadata
 from ..rust_syntax import rust_name
 from .rust_expr import rust_expr
 
-# A launcher takes every combination of dtypes its kernel was checked against cuTile Python for,
-# at translation: at most this many.
-MAX_LAUNCHER_VARIANTS = 81
-
-
 # The launcher's own arguments (and PyO3's `py`): no kernel parameter may take their names.
 LAUNCHER_ARGUMENTS = ("grid", "stream", "sync", "hints", "after", "py")
 
 
-def check_launcher_variants(kernel: ir.KernelIR) -> None:
-    """Raises TranslationError where the launcher would take too many dtype combinations to check
-    each against cuTile Python, or a parameter has the name of one of the launcher's own."""
+def check_launcher(kernel: ir.KernelIR) -> None:
+    """Raises TranslationError where a parameter has the name of one of the launcher's own."""
     for p in kernel.params:
         if rust_name(p.name) in LAUNCHER_ARGUMENTS:
             raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}` has a parameter named "
                                    f"`{p.name}`, which its launcher takes for itself ({', '.join(LAUNCHER_ARGUMENTS[:5])}); "
                                    "rename the parameter")
-    variants = len(kernel.launcher_combos())
-    if variants > MAX_LAUNCHER_VARIANTS:
-        arrays = ", ".join(f"{'/'.join(c.arrays)} ({', '.join(c.allowed)})" for c in kernel.dtype_classes
-                           if len(c.allowed) > 1)
-        raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}` takes arrays whose dtypes are "
-                               f"independent: {arrays}: {variants} launcher variants (dtype combinations to check against "
-                               f"cuTile Python, at most {MAX_LAUNCHER_VARIANTS}); state the dtypes of "
-                               "some of them (tb.build(..., dtypes={\"name\": [\"f16\"]}), tilebridge build "
-                               "--dtype name=f16), or build from recorded launches (tilebridge build --launches LOG)")
 
 
 def by_keyword(p: ir.Param) -> bool:
@@ -91,7 +76,7 @@ def _rust_args(kernel: ir.KernelIR, numbers: tuple[str, ...] = ()) -> list[tuple
 
 def launcher(kernel: ir.KernelIR) -> dict:
     """What the PyO3 launcher template needs, as Rust snippets. `kernel` has passed
-    `check_launcher_variants`."""
+    `check_launcher`."""
     k = kernel.name
     shown = kernel.public or k  # the name a launch knows the kernel by
     sig = _signature(kernel)
