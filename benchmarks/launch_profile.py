@@ -64,6 +64,15 @@ def tracked(ext, a, b, c):
           f"{per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, sync=False, after=[])):.2f} us")
     print(f"  launcher alone                            "
           f"{per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, sync=False)):.2f} us")
+    done = ext.vector_add((4,), a, b, c, TILE=1024, sync=False, after=[])
+    torch.cuda.synchronize()
+    print(f"  completion.done(), completed              {per_call_us(done.done):.2f} us")
+    print(f"  completion.wait(), completed              {per_call_us(done.wait):.2f} us")
+    print(f"  launcher, after=[done] (same stream)      "
+          f"{per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, sync=False, after=[done])):.2f} us")
+    pending = k.launch((4,), ha, hb, hc, TILE=1024)
+    pending.sync()
+    print(f"  Pending.sync(), synced                    {per_call_us(pending.sync):.2f} us")
     profile = cProfile.Profile()
     profile.enable()
     for _ in range(2000):

@@ -374,8 +374,9 @@ class _EventCompletion:
             recycle(self.event)
 
 
-# What `restore` needs of one lend: the handle and its writer and readers before it.
-_Lend = tuple  # (Tensor, weakref.ref[Pending] | None, list[weakref.ref[Pending]])
+# What `restore` needs of one lend: the handle, and for a write its writer and readers before it
+# (a read lend only added the launch to the readers).
+_Lend = tuple  # (Tensor, weakref.ref[Pending] | None, list[weakref.ref[Pending]] | None)
 
 
 def lend(handles: Sequence[tuple[Tensor, bool]], pending: Pending) -> tuple[list[_Lend], list[Completion]]:
@@ -383,7 +384,7 @@ def lend(handles: Sequence[tuple[Tensor, bool]], pending: Pending) -> tuple[list
     completions of the unsynced launches that hold the handles (the launch must follow those on
     other streams: the launcher's `after=`). Raises before changing anything if a handle appears
     twice with a write."""
-    if len(handles) > 1:
+    if len({id(h) for h, _ in handles}) != len(handles):  # the same handle twice: read twice is fine
         seen: dict[int, bool] = {}
         for h, write in handles:
             if id(h) in seen and (write or seen[id(h)]):
@@ -407,16 +408,19 @@ def lend(handles: Sequence[tuple[Tensor, bool]], pending: Pending) -> tuple[list
                 lends.append((h, h._writer, readers))
                 h._writer, h._readers = ref, []
             else:
-                lends.append((h, h._writer, list(readers)))
+                lends.append((h, None, None))
                 readers.append(ref)
     return lends, earlier
 
 
-def restore(lends: list[_Lend]) -> None:
-    """Undoes `lend` exactly (after a failed launch)."""
+def restore(lends: list[_Lend], pending: Pending) -> None:
+    """Undoes `lend` (after a failed launch): every handle's writer and live readers as before."""
     with _LOCK:
         for handle, writer, readers in reversed(lends):
-            handle._writer, handle._readers = writer, readers
+            if readers is not None:
+                handle._writer, handle._readers = writer, readers
+            elif pending.ref in handle._readers:
+                handle._readers.remove(pending.ref)
 
 
 class Kernel:
@@ -451,7 +455,7 @@ class Kernel:
         try:
             completion = self._launcher(grid, *raw, stream=stream, sync=False, after=earlier, **constants)
         except BaseException:
-            restore(lends)
+            restore(lends, pending)
             pending.synced = True  # nothing is in flight
             raise
         pending.stream = completion.stream
@@ -460,7 +464,7 @@ class Kernel:
             # another capture (torch.cuda.graph) owns its arrays, as for any kernel it captures.
             graph = _CAPTURING.get(threading.get_ident()) if _CAPTURING else None
             if graph is None:
-                restore(lends)
+                restore(lends, pending)
                 pending.synced = True
             else:
                 pending.graph = graph
@@ -568,7 +572,7 @@ class Graph:
             pending.completion = _EventCompletion(backend, stream)
             pending.stream = sid
         except BaseException:
-            restore(lends)
+            restore(lends, pending)
             pending.synced = True
             raise
         self.last = pending
