@@ -25,7 +25,8 @@ SPECIALIZATIONS = {
     "scaled_silu": (["bf16", "bf16", "512"], [("x", [1]), ("y", [1])]),
     "row_softmax": (["f16", "f16", "1024"], [("x", [-1, 1]), ("y", [-1, 1])]),
     "matmul": (["f16", "f16", "128", "128", "64"], [("A", [-1, 1]), ("B", [-1, 1]), ("C", [-1, 1])]),
-    "group_rotate": (["f32", "f16", "4", "256"], [("x", [1]), ("y", [1])]),
+    # SCALE=1.5 as its f32 bits: a ct.Constant[float] is a const generic after the others
+    "group_rotate": (["f32", "f16", "4", "256", "1069547520"], [("x", [1]), ("y", [1])]),
 }
 
 
@@ -154,7 +155,7 @@ def test_cubins_at_build_compile_every_checked_specialization_or_name_what_fails
     (fake / "bin" / "tileiras").chmod(0o755)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(fake))
     with pytest.raises(tb.BuildError, match=r"(?s)42 of 42 specializations of tilebridge_examples do not compile.*"
-                                            r"kernel `group_rotate` at f32, f32, 64, 64: \w+Error: .*this tileiras "
+                                            r"kernel `group_rotate` at f32, f32, 64, 64, 1056964608: \w+Error: .*this tileiras "
                                             r"refuses everything.*and 37 more"):
         tbuild.build(target, module="tilebridge_examples", install=False, quiet=True, cubins=True)
 
@@ -343,7 +344,7 @@ def test_checked_ops_compile(monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     rows, cube = [-1, 1], [-1, -1, 1]
     for name, generics, strides, ops in (
-            ("hash_keep", ["f16", "f16", "12345", "1024"], [("x", [1]), ("y", [1])],
+            ("hash_keep", ["f16", "f16", "12345", "1024", "1056964608"], [("x", [1]), ("y", [1])],  # P=0.5's bits
              ["shri", "shli", "xori", "andi", "select"]),
             ("second_half", ["bf16", "128"], [("x", rows), ("y", rows)], ["extract"]),
             ("swap_outer_axes", ["f32", "4", "8", "16"], [("x", cube), ("y", cube)], ["permute"]),

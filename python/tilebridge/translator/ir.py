@@ -9,6 +9,8 @@ Rust type parameters (``E0``, ...) before it hands the IR on. Tile shapes are tu
 
 from __future__ import annotations
 
+import math
+import struct
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -230,6 +232,16 @@ class ArrayParam:
     listed: bool = False
 
 
+def float_bits(value: float) -> int:
+    """The bits of `value` rounded to f32 (past its range: infinite), read as an i32: what a float
+    constant's generic holds."""
+    try:
+        packed = struct.pack("<f", value)
+    except OverflowError:
+        packed = struct.pack("<f", math.copysign(math.inf, value))
+    return struct.unpack("<i", packed)[0]
+
+
 def list_divisors(array: "ArrayParam") -> list[str]:
     """The const generics a list's kernel takes besides its ct.Constants: what every array of the
     list is divisible by (base pointer in bytes; each extent, and each stride but the last, in
@@ -250,7 +262,9 @@ def list_row_words(rank: int) -> int:
 class ScalarParam:
     name: str
     dtype: str  # i32, i64, f32, bool
-    constant: bool = False  # a ct.Constant[float]: a runtime value, passed by keyword
+    # a ct.Constant[float]: passed by keyword, and compiled in as cuTile Python does, as a const
+    # generic holding its f32 bits (`float_consts`; cutile has no float const generics)
+    constant: bool = False
 
 
 @dataclass
@@ -366,9 +380,15 @@ class KernelIR:
         return [p for p in self.params if isinstance(p, ConstParam)]
 
     @property
+    def float_consts(self) -> list[ScalarParam]:
+        """The ct.Constant[float] parameters: generics after all others, `<NAME>_BITS: i32`."""
+        return [p for p in self.params if isinstance(p, ScalarParam) and p.constant]
+
+    @property
     def runtime_params(self) -> list[Param]:
         """The entry's value parameters, in Python order (constants become generics)."""
-        return [p for p in self.params if not isinstance(p, (ConstParam, UnusedParam))]
+        return [p for p in self.params if not isinstance(p, (ConstParam, UnusedParam))
+                and not (isinstance(p, ScalarParam) and p.constant)]
 
     def class_of(self, dtype: str) -> DTypeClass | None:
         for c in self.dtype_classes:

@@ -128,6 +128,7 @@ def specialization(kir, args: dict[str, tuple]) -> Specialization:
               for c in kir.consts]
     # A list's divisibility generics at 1, as cuTile Python's export here assumes none either.
     consts += ["1" for a in kir.arrays if a.listed for _ in ir.list_divisors(a)]
+    consts += [str(ir.float_bits(args[p.name][1])) for p in kir.float_consts]
     return Specialization(list(bound.values()) + [emit.derived_dtype(d, bound) for d in kir.derived] + consts,
                           # A list's own tensor is its table, whose rows are contiguous.
                           [(a.name, [-1, 1] if a.listed else args[a.name][2]) for a in kir.arrays],

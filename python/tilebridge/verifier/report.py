@@ -193,16 +193,22 @@ def chart(run_json: Path, png: Path) -> Path | None:
                              gridspec_kw={"height_ratios": [max(len(timed), 1) * 0.28 + 1] + ([2.5] if host else [])},
                              squeeze=False)
     ax = axes[0][0]
-    labels = [f"{r['kernel']} [{r['description'][:50]}]" for r in timed]
+    labels = [f"{r['kernel'][:40]} [{r['description'].split(':')[0][:36]}]" for r in timed]
     ratios = [r["ratio"] for r in timed]
-    ax.barh(range(len(timed)), ratios, color=["#c44" if x > 1.03 else "#4a4" if x < 0.97 else "#888" for x in ratios])
+    # Bars from 1.0: a few percent either way is what there is to see.
+    ax.barh(range(len(timed)), [x - 1 for x in ratios], left=1.0,
+            color=["#c44" if x > 1.03 else "#4a4" if x < 0.97 else "#888" for x in ratios])
+    for i, x in enumerate(ratios):
+        ax.text(max(x, 1.0) + 0.002, i, f"{x:.3f}", va="center", fontsize=6)
     ax.axvline(1.0, color="black", linewidth=0.8)
+    spread = max([0.1, *(abs(x - 1) * 1.3 for x in ratios)])
+    ax.set_xlim(1 - spread, 1 + spread)
     ax.set_yticks(range(len(timed)), labels, fontsize=7)
     ax.invert_yaxis()
     env = run.get("environment", {})
     geo = run.get("geomean_rs_over_py")
-    ax.set_title(f"Rust / cuTile Python kernel time per launch ({env.get('gpu', '')}, {env.get('commit', '')}); "
-                 f"geomean {geo:.3f}" if geo else "Rust / cuTile Python kernel time per launch", fontsize=9)
+    title = f"Rust / cuTile Python kernel time per launch\n{env.get('gpu', '')}, commit {env.get('commit', '')}"
+    ax.set_title(title + (f", geomean {geo:.3f}" if geo else ""), fontsize=9)
     ax.set_xlabel("rs/py (below 1: Rust faster)")
     if host:
         ax = axes[1][0]

@@ -99,6 +99,7 @@ def entry(kernel: ir.KernelIR) -> dict:
     generics += [f"{d.rust_name}: ElementType" for d in kernel.derived]
     generics += [f"const {rust_name(c.name)}: {c.kind}" for c in kernel.consts]
     generics += [f"const {d}: i32" for p in kernel.arrays if p.listed for d in ir.list_divisors(p)]
+    generics += [f"const {rust_name(p.name)}_BITS: i32" for p in kernel.float_consts]
     params = []
     for p in kernel.runtime_params:
         if isinstance(p, ir.ArrayParam):
@@ -113,6 +114,13 @@ def entry(kernel: ir.KernelIR) -> dict:
         else:
             params.append(f"{rust_name(p.name)}: {p.dtype}")
     body = _BodyWriter(kernel)
+    for p in kernel.float_consts:
+        # A compile-time value, as cuTile Python's: tileiras folds what the kernel computes of it.
+        n = rust_name(p.name)
+        body.lines += [f"        // ct.Constant[float] `{p.name}`, compiled in from its f32 bits",
+                       f"        let {n}_word: Tile<i32, {{ [] }}> = scalar_to_tile({n}_BITS);",
+                       f"        let {n}_tile: Tile<f32, {{ [] }}> = bitcast({n}_word);",
+                       f"        let {n}: f32 = tile_to_scalar({n}_tile);"]
     body.stmts(kernel.body, "        ")
     return {
         "name": kernel.name,

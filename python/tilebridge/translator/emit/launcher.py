@@ -183,6 +183,7 @@ def submission(kernel: ir.KernelIR) -> dict:
                     if p.listed]
         generics += [f"Generic::Int({rust_name(p.name)}_divisors[{i}] as i64)" for p in kernel.arrays if p.listed
                      for i in range(len(ir.list_divisors(p)))]
+    generics += [f"Generic::Int({rust_name(p.name)}.to_bits() as i32 as i64)" for p in kernel.float_consts]
     return {"entry": f"{kernel.name}_entry", "prepare": prepare, "generics": generics, "params": args}
 
 

@@ -151,8 +151,8 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
         scalar_meta = next((m for m in meta if type(m).__name__ == "ScalarAnnotation"), None)
         rname = rust_name(name)
         if is_const and base is float:
-            # cutile has no float const generics: the value becomes a runtime f32, which
-            # cuTile Python's launch passes the same way (by keyword here).
+            # cutile has no float const generics: the entry takes its f32 bits as an i32 const
+            # generic (`ir.KernelIR.float_consts`), compiled in as cuTile Python compiles it.
             param = ir.ScalarParam(name, "f32", constant=True)
             val = Value("scalar", ir.ScalarType("f32"), ir.Var(rname), weak=True)
         elif is_const:

@@ -50,12 +50,9 @@ fn group_rotate<'py>(
                 Generic::Dtype(e1),
                 Generic::Int(GROUP as i64),
                 Generic::Int(TILE as i64),
+                Generic::Int(SCALE.to_bits() as i32 as i64),
             ],
-            &[
-                Arg::Input("x", &x),
-                Arg::Output("y", &y, vec![TILE]),
-                Arg::Scalar("SCALE", Scalar::F32(SCALE)),
-            ],
+            &[Arg::Input("x", &x), Arg::Output("y", &y, vec![TILE])],
         )
     })
 }

@@ -20,11 +20,20 @@ pub mod kernels {
     ///
     /// Safe: every output is a checked partition, one tile per block.
     #[cutile::entry()]
-    fn group_rotate<E0: ElementType, E1: ElementType, const GROUP: i32, const TILE: i32>(
+    fn group_rotate<
+        E0: ElementType,
+        E1: ElementType,
+        const GROUP: i32,
+        const TILE: i32,
+        const SCALE_BITS: i32,
+    >(
         x: &Tensor<E0, { [-1] }>,
         y: &mut Tensor<E1, { [TILE] }>,
-        SCALE: f32,
     ) {
+        // ct.Constant[float] `SCALE`, compiled in from its f32 bits
+        let SCALE_word: Tile<i32, { [] }> = scalar_to_tile(SCALE_BITS);
+        let SCALE_tile: Tile<f32, { [] }> = bitcast(SCALE_word);
+        let SCALE: f32 = tile_to_scalar(SCALE_tile);
         // group_rotate.py:26: t = ct.load(x, index=(rotate(pid, GROUP),), shape=(TILE,)).astype(ct.float32)
         let x_part: Partition<E0, { [TILE] }> = x.partition(const_shape![TILE]);
         // group_rotate.py:25: pid = ct.bid(0)
