@@ -75,11 +75,6 @@ pub mod kernels {
         let mut x_out: PartitionMut<E0, { [TILE] }> = unsafe {
             make_partition_view_mut(x, const_shape![TILE], padding::Zero, get_tensor_token(x))
         };
-        // scaled_silu.py:28: ct.store(x, index=(pid,), tile=(alpha * (tf * sig) + beta).astype(x.dtype))
-        // SAFETY: cutile cannot prove that blocks store disjoint tiles of `x` ('x' is also read); the kernel guarantees it, as cuTile Python requires.
-        let mut x_out_2: PartitionMut<E0, { [TILE] }> = unsafe {
-            make_partition_view_mut(x, const_shape![TILE], padding::None, get_tensor_token(x))
-        };
         // scaled_silu.py:25: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // scaled_silu.py:26: tf = ct.load(x, index=(pid,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO).astype(ct.float32)
@@ -111,6 +106,15 @@ pub mod kernels {
             ftz::Disabled,
         );
         let x_tile_2: Tile<E0, { [TILE] }> = convert_tile(x_tile);
+        // SAFETY: cutile cannot prove that blocks store disjoint tiles of `x` ('x' is also read); the kernel guarantees it, as cuTile Python requires.
+        let mut x_out_2: PartitionMut<E0, { [TILE] }> = unsafe {
+            make_partition_view_mut(
+                x,
+                const_shape![TILE],
+                padding::None,
+                join_tokens(&[get_tensor_token(x), get_partition_token_mut(&x_out)]),
+            )
+        };
         // SAFETY: the kernel stores inside the grid of `x`'s partition, and blocks store disjoint tiles of it, as cuTile Python requires.
         unsafe {
             store_view_tko_mut(
