@@ -97,3 +97,34 @@ def test_a_constant_latency_is_checked_at_launch(tmp_path):
     assert launcher_refusal(k, {"TILE": 64, "LAT": 64}) == (
         "k.py: `LAT` is a load or store latency, which cuTile Python requires between 1 and 10")
     assert launcher_refusal(k, {"TILE": 64, "LAT": 10}) is None and launcher_refusal(k, {"TILE": 64, "LAT": 1}) is None
+
+
+def _calls(e, name: str) -> int:
+    import dataclasses
+
+    if isinstance(e, ir.Call) and e.func == name:
+        return 1 + sum(_calls(a, name) for a in e.args)
+    if isinstance(e, (list, tuple)):
+        return sum(_calls(x, name) for x in e)
+    if dataclasses.is_dataclass(e) and not isinstance(e, type):
+        return sum(_calls(getattr(e, f.name), name) for f in dataclasses.fields(e))
+    return 0
+
+
+LOAD_T = "t = ct.load(x, index=(ct.bid(0),), shape=(TILE,)).astype(ct.float32)\n"
+STORE_T = "ct.store(y, index=(ct.bid(0),), tile={})\n"
+
+
+def test_a_named_product_used_once_by_a_sum_is_one_fma(tmp_path):
+    """cuTile Python fuses a float multiply whose only use is an add or a subtract, named or not
+    (TileGym's gelu names its products): so does the translation."""
+    k = lowered(tmp_path, LOAD_T + "p = t * 0.75\nq = t * t\nr = 1.0 - q\n" + STORE_T.format("p + r"))
+    assert "p" not in lets(k.body) and "q" not in lets(k.body)
+    assert _calls(k.body, "fma") == 2 and _calls(k.body, "negf") == 1  # 1 - t*t = (-t)*t + 1
+
+
+def test_a_product_used_twice_or_rebound_stays_a_product(tmp_path):
+    k = lowered(tmp_path, LOAD_T + "p = t * 0.75\nu = p + t\n" + STORE_T.format("u + p"))
+    assert "p" in lets(k.body) and _calls(k.body, "fma") == 0
+    k = lowered(tmp_path, LOAD_T + "p = t * 0.75\nfor i in range(2):\n    p = p * t\n" + STORE_T.format("p + t"))
+    assert _calls(k.body, "fma") == 0  # reassigned in a loop: its value at the sum is not the first product

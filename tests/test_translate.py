@@ -168,10 +168,10 @@ def test_independent_dtype_classes_are_checked_class_by_class(tmp_path):
 
 
 def test_covering_gives_each_class_each_dtype():
-    from tilebridge.translator.oracle import _covering
+    from tilebridge.translator.oracle import covering
 
     combos = [(a, b, c) for a in "xyz" for b in "xy" for c in "xyzw"]
-    chosen = _covering(combos, seen={("x", "x", "x")})
+    chosen = covering(combos, seen={("x", "x", "x")})
     assert len(chosen) == 3  # w and z of the last class, y and z of the first, y of the second
     pairs = {(i, d) for combo in [*chosen, ("x", "x", "x")] for i, d in enumerate(combo)}
     assert pairs == {(i, d) for combo in combos for i, d in enumerate(combo)}

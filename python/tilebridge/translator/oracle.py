@@ -34,7 +34,7 @@ from ..errors import TranslationError
 
 # Guesses of ct.Constant values are tried per dtype combination (`specializations.accepted_guesses`):
 # a combination is rejected only where cuTile Python rejects it at every one the launcher takes.
-# Up to this many dtype combinations are checked one by one; beyond, class by class (`_covering`).
+# Up to this many dtype combinations are checked one by one; beyond, class by class (`covering`).
 MAX_COMBOS = int(os.environ.get("TILEBRIDGE_ORACLE_MAX_COMBOS", "27"))
 
 
@@ -53,7 +53,7 @@ class Report:
     # values, which the translation meets as int32 (cutile 0.5.0 converts no integer to another width)
     narrowed: int = 0
     left_out: int = 0  # dtype combinations it rejects at every specialization: the launcher refuses them
-    # dtype combinations checked class by class, not one by one (more than MAX_COMBOS: `_covering`)
+    # dtype combinations checked class by class, not one by one (more than MAX_COMBOS: `covering`)
     by_class: int = 0
     unchecked: str | None = None  # why some (or all) could not be checked
     # the specializations cuTile Python accepted and the types were compared at: what a build
@@ -101,7 +101,7 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     by_class = len(combos) > MAX_COMBOS
     if by_class:
         # each class at each of its dtypes, then others spread over the rest, MAX_COMBOS in all
-        chosen = _covering(combos, seen)
+        chosen = covering(combos, seen)
         rest = [c for c in combos if c not in chosen]
         room = max(0, MAX_COMBOS - len(chosen))
         chosen += rest[::max(1, -(-len(rest) // room))][:room] if room else []
@@ -166,7 +166,7 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     return report
 
 
-def _covering(combos: list[tuple[str, ...]], seen: set[tuple[str, ...]]) -> list[tuple[str, ...]]:
+def covering(combos: list[tuple[str, ...]], seen: set[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """A few of `combos` in which each class takes each of its dtypes at least once (beside the
     combinations `seen` already checked), picked greedily.
 

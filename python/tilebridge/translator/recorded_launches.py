@@ -105,7 +105,7 @@ def cover(kernel: ir.KernelIR, launches: Iterable[Launch]) -> None:
     """Makes `kernel`'s launcher take the dtype combinations its recorded launches used, besides
     the ones it takes anyway: listed one by one where they number at most MAX_LISTED_COMBOS, else
     each class widened by the dtypes recorded for it (every combination of those is checked
-    against cuTile Python class by class, `oracle._covering`)."""
+    against cuTile Python class by class, `oracle.covering`)."""
     recorded = dtype_combos(kernel, launches)
     usual = kernel.launcher_combos()
     if not recorded or set(recorded) <= set(usual):

@@ -19,6 +19,7 @@ from ..rust_syntax import rust_name
 from .bindings import ArrayUse, Binding, Value
 from .dtype_classes import DTypeResolver, resolve_stmt, resolve_type
 from .facts import carried_names, names_read
+from .fusion import fuse_named_products
 
 from .state import Frame, KernelState
 from .walker import Walker
@@ -52,6 +53,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
     w.frame.loop_carried = carried_names(fn)
     body: list[ir.Stmt] = []
     w.block(fn.body, body, docstring_ok=True)
+    fuse_named_products(body, w.sem.float_only)
     for item, listed in w.state.items.items():
         # A list whose items the kernel writes is an output, each item lent to the launch.
         w.state.arrays[listed].written |= w.state.arrays.pop(item).written

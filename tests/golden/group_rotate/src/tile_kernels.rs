@@ -62,11 +62,16 @@ pub mod kernels {
         // group_rotate.py:27: ramp = ct.arange(TILE, dtype=ct.int32).astype(ct.float32)
         let ramp_2: Tile<i32, { [TILE] }> = iota(const_shape![TILE]);
         let ramp: Tile<f32, { [TILE] }> = convert_tile(ramp_2);
-        // group_rotate.py:19: y = t * scale
-        let y_2: Tile<f32, { [TILE] }> = t * broadcast_scalar(SCALE, const_shape![TILE]);
         // group_rotate.py:28: ct.store(y, index=(pid,), tile=(affine(t, SCALE, 0.5) + ramp).astype(y.dtype))
-        let y_tile: Tile<E1, { [TILE] }> =
-            convert_tile(y_2 + broadcast_scalar(0.5f32, const_shape![TILE]) + ramp);
+        let y_tile: Tile<E1, { [TILE] }> = convert_tile(
+            fma(
+                t,
+                broadcast_scalar(SCALE, const_shape![TILE]),
+                broadcast_scalar(0.5f32, const_shape![TILE]),
+                rounding::NearestEven,
+                ftz::Disabled,
+            ) + ramp,
+        );
         y.store(y_tile);
     }
 }
