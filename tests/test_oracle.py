@@ -135,6 +135,40 @@ def test_class_by_class_a_rejected_dtype_is_left_out(tmp_path, monkeypatch):
     assert all(x == "i32" for x, *_ in kir.launcher_combos()) and kir.launcher_combos()
 
 
+def test_class_by_class_a_rejection_no_single_dtype_explains_is_refused(tmp_path, monkeypatch):
+    """Checked class by class, a combination rejected although each of its dtypes is accepted in
+    another one means the classes are not independent: the translation stops rather than guess
+    which combinations the launcher may take (cuTile Python's verdict is faked for one of them)."""
+    monkeypatch.setattr(oracle, "MAX_COMBOS", 4)  # 9 combinations: 3 to cover each dtype, 1 more
+    module = kernel_file(tmp_path, """\
+        @ct.kernel
+        def cast(x, y, TILE: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))
+            ct.store(y, index=(ct.bid(0),), tile=t.astype(y.dtype))
+        """)
+    src = frontend.load(module.cast)
+    kir = lower.lower_kernel(src)
+    assert len(kir.launcher_combos()) == 9
+    from tilebridge.translator import cutile_frontend
+
+    real_signature, real_verdict, checked = cutile_frontend.signature, cutile_frontend.verdict, []
+
+    def verdict(kernel, params):  # params: the specialization's, as `signature` was given them
+        combo = tuple(p[1] for p in params if p[0] == "array")
+        checked.append(combo)
+        if combo[0] != combo[1]:  # the one mixed combination checked: "rejected"
+            return cutile_frontend.Rejection("made up for the test", None, 0, 0, "TileTypeError")
+        return real_verdict(kernel, real_signature(params))
+
+    monkeypatch.setattr(cutile_frontend, "signature", lambda params: params)
+    monkeypatch.setattr(cutile_frontend, "verdict", verdict)
+    with pytest.raises(tb.TranslationError, match=r"accepts each of those dtypes with others: its dtype "
+                                                  r"combinations cannot be checked class by class"):
+        oracle.check(kir, src, [])
+    # 4 combinations (the rejected one at each guess of TILE): each dtype, and one mixed
+    assert len(set(checked)) == 4 and sum(a != b for a, b in set(checked)) == 1
+
+
 def test_a_value_typed_otherwise_stops_the_translation(tmp_path, monkeypatch):
     """The f16 matmul's accumulator as tilebridge once had it (f32, where cuTile Python takes f16)."""
     from tilebridge import dtypes
