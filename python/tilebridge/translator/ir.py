@@ -9,10 +9,11 @@ Rust type parameters (``E0``, ...) before it hands the IR on. Tile shapes are tu
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Iterator, Union
 
 Dim = Union[int, str]
 
@@ -395,3 +396,21 @@ class KernelIR:
             if dtype.startswith("$") and dtype[1:] in c.arrays:
                 return c
         return None
+
+
+# ---- walking the IR ----------------------------------------------------------------------------
+
+def nodes(node: Any) -> Iterator[Any]:
+    """`node` and every IR node inside it (statements, expressions, types), depth first."""
+    yield node
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from nodes(getattr(node, f.name))
+    elif isinstance(node, (list, tuple)):
+        for item in node:
+            yield from nodes(item)
+
+
+def variables(node: Any) -> list[Var]:
+    """The variables `node` reads (every `Var` inside it)."""
+    return [n for n in nodes(node) if isinstance(n, Var)]

@@ -219,7 +219,7 @@ def _branches_on_constants(kir: ir.KernelIR) -> bool:
     consts = {rust_name(c.name) for c in kir.consts}
 
     def on_constants(e: Any) -> bool:
-        names = {v.name for v in _vars(e)}
+        names = {v.name for v in ir.variables(e)}
         return bool(names) and names <= consts
 
     def walk(body: list[ir.Stmt]) -> bool:
@@ -231,17 +231,6 @@ def _branches_on_constants(kir: ir.KernelIR) -> bool:
         return False
 
     return bool(kir.launch_checks) or walk(kir.body)
-
-
-def _vars(e: Any) -> list[ir.Var]:
-    """The variables an expression reads."""
-    if isinstance(e, ir.Var):
-        return [e]
-    if isinstance(e, tuple):
-        return [v for x in e for v in _vars(x)]
-    if hasattr(e, "__dataclass_fields__"):
-        return [v for f in e.__dataclass_fields__ for v in _vars(getattr(e, f))]
-    return []
 
 
 def _dtypes_of(kir: ir.KernelIR, spec: specializations.Specialization) -> str:

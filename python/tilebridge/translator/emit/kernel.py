@@ -3,9 +3,6 @@ as the data `kernels.rs.j2` renders."""
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Iterator
-
 from .. import ir
 from ..rust_syntax import rust_name
 from .rust_expr import dims, rust_expr, rust_type
@@ -15,20 +12,9 @@ from .rust_expr import dims, rust_expr, rust_type
 PADDED_GATHER = "load_ptr_tko_padded"
 
 
-def _nodes(node: Any) -> Iterator[Any]:
-    """`node` and every IR node inside it (statements, expressions, types), depth first."""
-    yield node
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            yield from _nodes(getattr(node, f.name))
-    elif isinstance(node, (list, tuple)):
-        for item in node:
-            yield from _nodes(item)
-
-
 def calls_padded_gather(kernels: list[ir.KernelIR]) -> bool:
     """Whether any kernel's body calls `PADDED_GATHER`, which the module must then declare."""
-    return any(isinstance(n, ir.Call) and n.func == PADDED_GATHER for k in kernels for n in _nodes(k.body))
+    return any(isinstance(n, ir.Call) and n.func == PADDED_GATHER for k in kernels for n in ir.nodes(k.body))
 
 
 def _unsafe_reason(e: ir.Expr) -> str | None:

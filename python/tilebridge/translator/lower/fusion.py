@@ -21,23 +21,6 @@ from .. import ir
 _NESTED = ("body", "then", "other")  # the fields of statements that hold statements
 
 
-def _vars(e: Any, visit: Callable[[ir.Var], None]) -> None:
-    if isinstance(e, ir.Var):
-        visit(e)
-    elif isinstance(e, (tuple, list)):
-        for x in e:
-            _vars(x, visit)
-    elif dataclasses.is_dataclass(e) and not isinstance(e, type):
-        for f in dataclasses.fields(e):
-            _vars(getattr(e, f.name), visit)
-
-
-def _names(e: Any) -> list[str]:
-    found: list[str] = []
-    _vars(e, lambda v: found.append(v.name))
-    return found
-
-
 def fuse_named_products(body: list[ir.Stmt], float_only: Callable[[str], bool]) -> None:
     """Rewrites `body` in place; `float_only(dtype)`: whether tiles of `dtype` are floats at every
     launch (an fma of integers is no fma)."""
@@ -58,14 +41,14 @@ def fuse_named_products(body: list[ir.Stmt], float_only: Callable[[str], bool]) 
                 if f.name in _NESTED:
                     scan(value)
                 else:
-                    _vars(value, lambda v: uses.update([v.name]))
+                    uses.update(v.name for v in ir.variables(value))
 
     scan(body)
     products = {name: let for name, (let, _) in lets.items()
                 if declared[name] == 1 and uses[name] == 1 and not let.mutable and name not in assigned
                 and isinstance(let.value, ir.Binary) and let.value.op == "*"
                 and isinstance(let.type, ir.TileType) and float_only(let.type.dtype)
-                and not assigned.intersection(_names(let.value))}
+                and not assigned.intersection(v.name for v in ir.variables(let.value))}
     fused: set[str] = set()
 
     def rewrite_expr(e: Any) -> Any:
