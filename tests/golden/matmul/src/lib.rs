@@ -95,15 +95,49 @@ fn _compile_only<'py>(
     )
 }
 
+/// Compiles one kernel specialization to a cubin for `arch` without a GPU, as a launch on such
+/// a GPU would compile it: `(key, validator, cubin)`, for the extension's shipped cubins
+/// (`tilebridge build --aot`). `arrays` gives `(parameter, dtype, shape, strides, base address,
+/// bytes per element)` of every array argument.
+#[pyfunction]
+#[pyo3(signature = (kernel, generics, strides, arch, hints, arrays))]
+fn _aot_compile<'py>(
+    py: Python<'py>,
+    kernel: &str,
+    generics: Vec<String>,
+    strides: Vec<(String, Vec<i32>)>,
+    arch: &str,
+    hints: Option<tilebridge_runtime::launch::Hints>,
+    arrays: Vec<tilebridge_runtime::aot::AotArray>,
+) -> PyResult<(String, String, Bound<'py, pyo3::types::PyBytes>)> {
+    tilebridge_runtime::aot::compile_cubin(
+        py,
+        kernels::__module_ast_self,
+        "kernels",
+        kernel,
+        generics,
+        strides,
+        arch,
+        hints,
+        arrays,
+    )
+}
+
+/// The keys of the specializations shipped compiled with this extension (`kernels.cubins`).
+#[pyfunction]
+fn _shipped() -> Vec<String> {
+    tilebridge_runtime::aot::keys()
+}
+
 /// Host time per launch phase (`TILEBRIDGE_PROFILE=1`): `(launches, {phase: total_ns})`.
 #[pyfunction]
 fn _profile() -> (u64, Vec<(&'static str, u64)>) {
     tilebridge_runtime::profile::totals()
 }
 
-/// `(kernels compiled, kernels launched)` in this process.
+/// `(kernels compiled, kernels launched, shipped cubins loaded)` in this process.
 #[pyfunction]
-fn _launch_counts() -> (u64, u64) {
+fn _launch_counts() -> (u64, u64, u64) {
     tilebridge_runtime::kernel::counts()
 }
 
@@ -113,6 +147,10 @@ fn matmul_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_compile_only, m)?)?;
     m.add_function(wrap_pyfunction!(_profile, m)?)?;
     m.add_function(wrap_pyfunction!(_launch_counts, m)?)?;
-    m.add("__tilebridge__", include_str!("../tilebridge.json"))?;
+    m.add_function(wrap_pyfunction!(_aot_compile, m)?)?;
+    m.add_function(wrap_pyfunction!(_shipped, m)?)?;
+    let metadata = include_str!("../tilebridge.json");
+    m.add("__tilebridge__", metadata)?;
+    tilebridge_runtime::aot::load_beside(m, metadata)?;
     Ok(())
 }

@@ -87,7 +87,7 @@ pub fn compile_only<'py>(
 }
 
 /// The specialization a launch computes for an array of this shape, strides and base address.
-fn array_spec(
+pub(crate) fn array_spec(
     name: &str,
     shape: &[i64],
     strides: &[i64],

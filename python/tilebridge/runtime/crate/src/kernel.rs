@@ -32,8 +32,9 @@ use std::sync::{Arc, RwLock};
 use cutile::cuda_async::device_context::{ValidParamType, Validator};
 use cutile::cuda_async::device_operation::ExecutionContext;
 use cutile::cuda_async::error::DeviceError;
-use cutile::cuda_core::{Context, Function, Stream};
+use cutile::cuda_core::{Context, DriverError, Function, Stream};
 use cutile::cutile_compiler::ast::Module;
+use cutile::cutile_compiler::cuda_tile_runtime_utils::get_gpu_name;
 use cutile::cutile_compiler::specialization::{compute_spec, DivHint, SpecializationBits};
 use cutile::error::Error as CutileError;
 use cutile::tile_kernel::{compile_from_context, validate_launch_checks};
@@ -320,6 +321,16 @@ impl Kernel {
         // cuTile Python specializes on no scalar's value: neither does a launch here (cutile's own
         // launcher specializes on integer scalars' divisibility, a compile per new divisor).
         let scalar_hints = Vec::new();
+        if let Some((function, validator)) =
+            self.shipped(kernel, context, &generics, &spec_args, &key)?
+        {
+            check_layout(kernel, &validator, args)?;
+            return Ok(self.keep(Resolved {
+                key,
+                function,
+                validator,
+            }));
+        }
         let options = compile_options(key.hints).unwrap_or_default();
         let ctx = ExecutionContext::new(stream.clone());
         // The JIT may run for seconds: other Python threads go on meanwhile.
@@ -342,17 +353,61 @@ impl Kernel {
         });
         let (function, validator) = compiled.map_err(|e| from_cutile_error(kernel, e))?;
         check_layout(kernel, &validator, args)?;
-        let resolved = Arc::new(Resolved {
+        Ok(self.keep(Resolved {
             key,
             function,
             validator,
-        });
+        }))
+    }
+
+    /// The cubin of this specialization shipped with the extension (`tilebridge build --aot`),
+    /// loaded, and its validator; None where none was shipped for this GPU's architecture.
+    fn shipped(
+        &self,
+        kernel: &str,
+        context: &Arc<Context>,
+        generics: &[String],
+        spec_args: &[(String, SpecializationBits)],
+        key: &Key,
+    ) -> PyResult<Option<(Arc<Function>, Arc<Validator>)>> {
+        if !crate::aot::any() {
+            return Ok(None);
+        }
+        let arch = get_gpu_name(context.ordinal());
+        let tensors: Vec<(&str, &str, &SpecializationBits)> = spec_args
+            .iter()
+            .zip(&key.tensors)
+            .map(|((name, spec), (elem, _))| (name.as_str(), elem.as_str(), spec))
+            .collect();
+        let text = crate::aot::key(self.function, &arch, generics, &tensors, key.hints);
+        let Some(shipped) = crate::aot::find(&text) else {
+            return Ok(None);
+        };
+        let load = || -> Result<Function, DriverError> {
+            context
+                .load_module_from_image(shipped.cubin)?
+                .load_function(self.entry)
+        };
+        let function = load().map_err(|e| {
+            error(
+                Kind::Launch,
+                format!("kernel `{kernel}`: its shipped {arch} cubin does not load: {e}"),
+            )
+        })?;
+        SHIPPED_LOADS.fetch_add(1, Ordering::Relaxed);
+        Ok(Some((Arc::new(function), shipped.validator.clone())))
+    }
+
+    /// Keeps a resolved specialization for later launches (or the one another thread kept
+    /// meanwhile).
+    fn keep(&self, resolved: Resolved) -> Arc<Resolved> {
+        let resolved = Arc::new(resolved);
         let mut all = self.resolved.write().unwrap_or_else(|p| p.into_inner());
         match all.iter().find(|r| r.key == resolved.key) {
-            Some(other) => Ok(other.clone()), // another thread resolved it meanwhile
+            Some(other) => other.clone(), // another thread resolved it meanwhile
             None => {
                 all.push(resolved.clone());
-                Ok(resolved)
+                resolved
             }
         }
     }
@@ -578,12 +633,14 @@ impl<'py> Launch<'py> {
 }
 
 static LAUNCHES: AtomicU64 = AtomicU64::new(0);
+static SHIPPED_LOADS: AtomicU64 = AtomicU64::new(0);
 
-/// `(kernels cutile's JIT compiled, kernels launched)` in this process: what tests read to
-/// tell whether a launch compiled.
-pub fn counts() -> (u64, u64) {
+/// `(kernels cutile's JIT compiled, kernels launched, shipped cubins loaded)` in this process:
+/// what tests read to tell whether a launch compiled.
+pub fn counts() -> (u64, u64, u64) {
     (
         cutile::tile_kernel::jit_compile_count(),
         LAUNCHES.load(Ordering::Relaxed),
+        SHIPPED_LOADS.load(Ordering::Relaxed),
     )
 }

@@ -7,6 +7,7 @@
 //! by cutile at its first launch ([`kernel`]), mapping every failure to a Python
 //! exception ([`error`]). Nothing here panics across the Python boundary.
 
+pub mod aot;
 pub mod array;
 pub mod cache;
 pub mod compile;
