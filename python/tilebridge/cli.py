@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -63,10 +64,24 @@ def cmd_build(args) -> int:
     target = args.files if len(args.files) > 1 else args.files[0]
     result = build(target, out_dir=args.out, module=_module(args), dtypes=_dtypes(args.dtype),
                    install=not args.no_install, partial=args.partial, lift_gathers=args.lift_gathers,
-                   launches=_launches(args), cubins=args.cubins)
+                   launches=_launches(args), cubins=args.cubins, aot=_archs(args.aot))
     _report(result.crate_dir, result.skipped)
+    if args.aot:
+        print(f"{result.module}: {result.shipped} cubins shipped ({args.aot})")
+        for kernel, why in sorted(result.not_shipped.items()):
+            print(f"  {kernel}: compiled at its first launch where {'; '.join(dict.fromkeys(why))}")
     print(f"{result.module}: {'built' if result.rebuilt else 'up to date'}: {result.wheel}")
     return 0
+
+
+def _archs(text: str | None) -> list[str]:
+    """`--aot sm_90,sm_100` as a list; a name that is not an architecture is a usage error."""
+    archs = [a.strip() for a in (text or "").split(",") if a.strip()]
+    for arch in archs:
+        if not re.fullmatch(r"sm_\d+[af]?", arch):
+            raise SystemExit(f"tilebridge build: --aot takes GPU architectures such as sm_90 or sm_90,sm_100; "
+                             f"not {arch!r}")
+    return archs
 
 
 def _gpu_available() -> bool:
@@ -233,6 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cubins", action="store_true",
                    help="compile every specialization checked against cuTile Python to an sm_90 cubin (tileiras, "
                         "on the CPU) before the wheel counts as built: no Tile IR error left to a first launch")
+    p.add_argument("--aot", metavar="ARCHS",
+                   help="ship cubins compiled here for these GPU architectures (sm_90[,sm_100,...]): the "
+                        "specializations of --launches, else those of kernels without ct.Constant parameters; "
+                        "their first launch loads them, with no JIT and no tileiras on the GPU machine")
     translation_options(p)
     p.set_defaults(run=cmd_build)
     p = kernel_command("check", "build, then compare with cuTile Python on each file's cases(torch)")

@@ -28,6 +28,11 @@ class DType:
         return self.name[0] in "iu"
 
     @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return 1 if self.name == "bool" or self.name.startswith("f8") else int(self.name.lstrip("abfitu")) // 8
+
+    @property
     def python_scalar(self) -> str:
         """The Python type a scalar of this dtype is passed as: `int`, `float` or `bool`."""
         return "bool" if self.name == "bool" else "int" if self.is_integer else "float"

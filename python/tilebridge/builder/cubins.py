@@ -21,7 +21,7 @@ from ..errors import BuildError
 
 SHOWN = 5  # failures a BuildError lists in full
 
-# The child: compile-only through the extension, then tileiras; one JSON line per failure.
+# The child: compile-only through the extension, then tileiras; one JSON line per job ({} if it compiled).
 _CHILD = """
 import importlib, json, sys
 from concurrent.futures import ThreadPoolExecutor
@@ -32,13 +32,12 @@ def one(job):
     try:
         _, bytecode = ext._compile_only(job["kernel"], job["generics"], [tuple(s) for s in job["strides"]], "sm_90")
         toolchain.tileiras(bytecode)
-        return None
+        return {}
     except Exception as e:
         return {**job, "error": f"{type(e).__name__}: {e}"}
 with ThreadPoolExecutor(max_workers=int(sys.argv[2])) as pool:
-    for failure in pool.map(one, jobs):
-        if failure:
-            print(json.dumps(failure), flush=True)
+    for result in pool.map(one, jobs):
+        print(json.dumps(result), flush=True)
 """
 
 
@@ -49,23 +48,35 @@ def compile_all(wheel: Path, module: str, specializations: dict[str, list], quie
             for kernel, specs in specializations.items() for spec in specs]
     if not jobs:
         return 0
+    if not quiet:
+        print(f"tilebridge: {len(jobs)} specializations to sm_90 cubins (tileiras)", file=sys.stderr)
+    failures = [r for r in in_child(wheel, module, _CHILD, jobs) if "error" in r]
+    if failures:
+        raise_failures(module, failures, len(jobs), "do not compile to an sm_90 cubin")
+    return len(jobs)
+
+
+def in_child(wheel: Path, module: str, code: str, jobs: list[dict]) -> list[dict]:
+    """Runs `code` in a child process that can import the extension in `wheel` (unpacked, on its
+    path) with `jobs` as JSON on its standard input, the module name and a thread count as its
+    arguments; the JSON lines it prints. A child that fails without printing is a BuildError."""
     root = toolchain.cuda_root()
     env = {**os.environ, **({"CUDA_TOOLKIT_PATH": str(root)} if root else {})}
     with tempfile.TemporaryDirectory() as d:
         with zipfile.ZipFile(wheel) as z:
             z.extractall(d)
         env["PYTHONPATH"] = os.pathsep.join([d, *sys.path])
-        if not quiet:
-            print(f"tilebridge: {len(jobs)} specializations to sm_90 cubins (tileiras)", file=sys.stderr)
-        proc = subprocess.run([sys.executable, "-c", _CHILD, module, str(os.cpu_count() or 1)], input=json.dumps(jobs),
+        proc = subprocess.run([sys.executable, "-c", code, module, str(os.cpu_count() or 1)], input=json.dumps(jobs),
                               capture_output=True, text=True, env=env)
-    failures = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 and not failures:
-        raise BuildError(f"compiling {module}'s kernels to cubins failed:\n{proc.stderr.strip()[-2000:]}")
-    if failures:
-        lines = [f"kernel `{f['kernel']}` at {', '.join(f['generics'])}: {f['error'][:600]}" for f in failures[:SHOWN]]
-        more = f"\n  ... and {len(failures) - SHOWN} more" if len(failures) > SHOWN else ""
-        raise BuildError(f"{len(failures)} of {len(jobs)} specializations of {module} do not compile to an sm_90 "
-                         "cubin (the wheel is left uninstalled):\n  " + "\n  ".join(lines) + more)
-    return len(jobs)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 and not any("error" in r for r in results):
+        raise BuildError(f"compiling {module}'s kernels failed:\n{proc.stderr.strip()[-2000:]}")
+    return results
 
+
+def raise_failures(module: str, failures: list[dict], total: int, what: str) -> None:
+    """A BuildError listing the first failed jobs (kernel, generics, the error)."""
+    lines = [f"kernel `{f['kernel']}` at {', '.join(f['generics'])}: {f['error'][:600]}" for f in failures[:SHOWN]]
+    more = f"\n  ... and {len(failures) - SHOWN} more" if len(failures) > SHOWN else ""
+    raise BuildError(f"{len(failures)} of {total} specializations of {module} {what} (the wheel is left "
+                     "uninstalled):\n  " + "\n  ".join(lines) + more)

@@ -30,6 +30,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import toolchain
 from ..translator import CrateFiles, translate
+from . import aot as ahead_of_time
 from .cubins import compile_all
 from ..errors import BuildError
 from ..metadata import ExtensionMetadata, build_key_of
@@ -51,6 +52,8 @@ class BuildResult:
     rebuilt: bool
     skipped: list[str] = field(default_factory=list)  # kernels a partial build left out, with why
     warnings: list[str] = field(default_factory=list)  # the compiler's, one line each (`compiler_warnings`)
+    shipped: int = 0  # cubins compiled ahead of time into the wheel (`aot`)
+    not_shipped: dict[str, list[str]] = field(default_factory=dict)  # with `aot`: per kernel, why some are not
 
 
 def _runtime_sources() -> list[Path]:
@@ -62,14 +65,16 @@ def _runtime_sources() -> list[Path]:
                   if p.is_file() and not {"target", "__pycache__"} & set(p.relative_to(RUNTIME_CRATE).parts))
 
 
-def build_key(crate: CrateFiles, optimize: bool = True) -> str:
+def build_key(crate: CrateFiles, optimize: bool = True, aot: Sequence[str] = ()) -> str:
     """A hash of what the build is made of: the generated files and the runtime's sources, not
     where they are (the runtime's path in Cargo.toml) nor how rustfmt laid them out, so any
     checkout of one commit computes the key of an extension built from it. An unoptimized build
-    (`build(optimize=False)`) has a key of its own."""
+    (`build(optimize=False)`), and one that ships cubins (`aot`), have keys of their own."""
     h = hashlib.sha256()
     if not optimize:
         h.update(b"opt-level=0\0")
+    if aot:
+        h.update(ahead_of_time.key_of(crate.shipments, aot) + b"\0")
     files = crate.as_rendered()
     for name in sorted(files):
         text = files[name]
@@ -212,6 +217,7 @@ def build(
     cubins: bool = False,
     crate: CrateFiles | None = None,
     optimize: bool = True,
+    aot: Sequence[str] = (),
 ) -> BuildResult:
     """Translates `target`, builds the wheel (unless an identical build exists) and installs it.
     With `partial`, kernels that cannot be translated are left out (`BuildResult.skipped`); with
@@ -219,11 +225,14 @@ def build(
     with `cubins`, every specialization checked against cuTile Python is compiled to an sm_90 cubin
     before the wheel counts as built (`cubins.compile_all`). `crate`: `target` already translated
     with these options (`expected_key`'s). Without `optimize`, the crate compiles at opt-level 0
-    (faster, for extensions that are checked, not launched)."""
+    (faster, for extensions that are checked, not launched). With `aot` (GPU architectures:
+    `["sm_90"]`), the specializations worth shipping (`specializations.shipments`: those of
+    `launches`, else those of kernels without constants) are compiled on this machine and shipped
+    in the wheel (`builder.aot`): their first launch loads them, with no JIT."""
     if crate is None:
         crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, partial=partial,
                           lift_gathers=lift_gathers, launches=launches)
-    key = build_key(crate, optimize)
+    key = build_key(crate, optimize, aot)
     crate_dir = Path(out_dir) if out_dir is not None else default_build_root() / f"{crate.module}-{key}"
     with _locked(crate_dir):
         wheel = built_wheel(crate_dir, key)
@@ -235,13 +244,17 @@ def build(
             wheel = build_crate(crate_dir, quiet=quiet, optimize=optimize)
             if cubins:
                 compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
+            if aot:
+                ahead_of_time.ship(wheel, crate.module, crate.shipments, aot, key, quiet=quiet)
             _stamp(crate_dir, wheel)
         elif cubins:
             compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
         if install and installed_key(crate.module) != key:  # one pip at a time, too
             install_wheel(wheel, quiet=quiet)
+    shipped = sum(len(s) for s in crate.shipments.values()) * len(aot)
     return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh, skipped=crate.skipped,
-                       warnings=compiler_warnings(crate_dir))
+                       warnings=compiler_warnings(crate_dir), shipped=shipped,
+                       not_shipped=crate.not_shipped if aot else {})
 
 
 @contextlib.contextmanager
@@ -301,13 +314,13 @@ def installed_key(module: str) -> str | None:
     return None
 
 
-def expected_key(target: Any, *, module: str | None = None,
-                 dtypes: Mapping[str, Sequence[Any]] | None = None) -> tuple[CrateFiles, str | None]:
+def expected_key(target: Any, *, module: str | None = None, dtypes: Mapping[str, Sequence[Any]] | None = None,
+                 launches: Sequence[Any] = (), aot: Sequence[str] = ()) -> tuple[CrateFiles, str | None]:
     """The crate building `target` would write, and its build key; needs no compiler. `build`
     takes the crate back (`crate=`) rather than translate again.
 
     The key is None where tilebridge's runtime crate is missing (an install stripped of its
     package data): such an install can use prebuilt extensions but cannot build new ones.
     """
-    crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE)
-    return crate, build_key(crate) if (RUNTIME_CRATE / "Cargo.toml").is_file() else None
+    crate = translate(target, module=module, dtypes=dtypes, runtime_path=RUNTIME_CRATE, launches=launches)
+    return crate, build_key(crate, aot=aot) if (RUNTIME_CRATE / "Cargo.toml").is_file() else None

@@ -72,6 +72,8 @@ def translate(
     crate = emit.render_crate(kernels, module or default_module_name(target), runtime_path, source)
     crate.skipped = skipped
     crate.specializations = {k.name: k.compiled_at for k in kernels}
+    crate.shipments = {k.name: k.shipments for k in kernels}
+    crate.not_shipped = {k.name: k.not_shipped for k in kernels if k.not_shipped}
     return crate
 
 
@@ -118,6 +120,7 @@ def _checked(kernel: ir.KernelIR, src: frontend.KernelSource,
         kernel.checked, kernel.compiled_at = report.summary(), report.accepted
     else:
         kernel.compiled_at = [s for s in specializations.of_kernel(kernel, list(launches)) if not isinstance(s, str)]
+    kernel.shipments, kernel.not_shipped = specializations.shipments(kernel, list(launches))
     emit.check_launcher(kernel)
     return kernel
 

@@ -362,6 +362,10 @@ class KernelIR:
     # The specializations a build compiles to cubins ahead of any launch, if asked
     # (`specializations.Specialization`: the ones the check against cuTile Python accepted).
     compiled_at: list = field(default_factory=list)
+    # The specializations a build with `--aot` ships compiled (`specializations.Shipment`), and
+    # why others are not.
+    shipments: list = field(default_factory=list)
+    not_shipped: list = field(default_factory=list)
 
     def launcher_combos(self) -> list[tuple[str, ...]]:
         """The dtype combinations the launcher is built for, one tuple (a dtype per class) each."""

@@ -8,12 +8,14 @@ guesses (`guessed_constants`) where cuTile Python rejects those.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from . import emit, ir, recorded_launches as launches
 from .rust_syntax import rust_name
+from ..hints import KERNEL_HINTS
 
 DEFAULT_INT = 64
 DEFAULT_DTYPE = "f16"
@@ -166,3 +168,58 @@ def of_kernel(kir: ir.KernelIR, logged: list[launches.Launch]) -> list[Specializ
     constants the launcher takes (`accepted_guesses`: TileGym's bmm refuses a latency of 64)."""
     constants = next(iter(accepted_guesses(kir)), None)
     return recorded(kir, logged) or [default_specialization(kir, constants=constants)]
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """A specialization compiled ahead of time into an extension (`tilebridge build --aot`): as
+    `Specialization`, plus what a launch's key holds beyond it: each array's dtype, shape and
+    strides, and the launch hints."""
+
+    generics: list[str]
+    strides: list[tuple[str, list[int]]]
+    arrays: list[tuple[str, str, list[int], list[int]]]  # (parameter, dtype, shape, strides)
+    hints: tuple | None  # (occupancy, num_ctas, num_worker_warps), as a launch passes them
+
+
+# The shape an array is shipped at where no launch was recorded: every extent a multiple of 16, as
+# production shapes usually are, so the shipped code is the one such launches run.
+ALIGNED_EXTENT = 64
+
+
+def shipments(kir: ir.KernelIR, logged: list[launches.Launch]) -> tuple[list[Shipment], list[str]]:
+    """The specializations of `kir` worth shipping compiled, and why others are not: each recorded
+    launch cuTile Python accepted (`kir.compiled_at`); without any, each dtype combination at
+    contiguous arrays of extents that are multiples of 16, for a kernel with no ct.Constant (whose
+    values only launches can tell)."""
+    if any(a.listed for a in kir.arrays):
+        return [], ["it takes a list of arrays (compiled at its first launch)"]
+    accepted = {json.dumps([s.generics, s.strides]) for s in kir.compiled_at}
+    out, why = [], []
+    mine = [l for l in launches.of_kernel(logged, kir) if _takes_scalars(kir, l)]
+    for launch in mine:
+        spec = recorded_specialization(kir, launch)
+        if isinstance(spec, str) or json.dumps([spec.generics, spec.strides]) not in accepted:
+            why.append(f"a recorded launch the launcher does not take: {spec if isinstance(spec, str) else spec.generics}")
+            continue
+        arrays = [(a.name, launch.dtype(a.name), list(launch.args[a.name]["shape"]),
+                   list(launch.args[a.name]["strides"])) for a in kir.arrays]
+        hints = tuple(launch.hints.get(h) for h in KERNEL_HINTS)
+        out.append(Shipment(spec.generics, spec.strides, arrays, hints if any(h is not None for h in hints) else None))
+    if not mine:
+        if kir.consts or kir.float_consts:
+            return [], ["no launch recorded to tell its ct.Constant values (tilebridge build --launches)"]
+        for spec in kir.compiled_at:
+            signature = dict(zip((p.name for p in kir.params), spec.signature))  # ("array", dtype, strides)
+            arrays = [(a.name, signature[a.name][1], [ALIGNED_EXTENT] * a.rank,
+                       [ALIGNED_EXTENT ** (a.rank - 1 - i) for i in range(a.rank)]) for a in kir.arrays]
+            out.append(Shipment(spec.generics, spec.strides, arrays, None))
+    unique = {json.dumps(dataclasses.asdict(s), sort_keys=True): s for s in out}
+    return [unique[k] for k in sorted(unique)], why
+
+
+def _takes_scalars(kir: ir.KernelIR, launch: launches.Launch) -> bool:
+    """Whether this launch's unannotated scalars have the types of this variant of the kernel."""
+    def dtype(value: Any) -> str | None:
+        return None if isinstance(value, bool) else "i32" if isinstance(value, int) else "f32" if isinstance(value, float) else None
+    return all(dtype(launch.args.get(p)) == t for p, t in kir.scalar_variant.items())

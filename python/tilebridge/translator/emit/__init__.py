@@ -51,6 +51,9 @@ class CrateFiles:
     skipped: list[str] = field(default_factory=list)  # `partial` translation: why each kernel was left out
     # per kernel entry, the specializations a build may compile to cubins ahead of any launch
     specializations: dict[str, list] = field(default_factory=dict)
+    # per kernel entry, the specializations `build(aot=...)` ships compiled, and why others are not
+    shipments: dict[str, list] = field(default_factory=dict)
+    not_shipped: dict[str, list[str]] = field(default_factory=dict)
     # The Rust files as rendered, before rustfmt: what the build key hashes, so that a machine
     # without rustfmt (or with another version) computes the same key for the same translation.
     unformatted: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,131 @@
+"""Ahead-of-time cubins: the specializations a build ships (`specializations.shipments`: the
+launches recorded for it, or every dtype combination of a kernel without constants) compiled on
+the CPU for each GPU architecture asked for, and shipped in the wheel beside the extension's
+library as `kernels.cubins`. A launch of a shipped specialization loads its cubin instead of
+running cutile's front end and `tileiras` (`runtime/crate/src/aot.rs`, which reads the bundle).
+
+The bundle: the line `tilebridge-cubins 1`, one line of JSON (the build key; per cubin its key,
+its validator, its offset and length after the index), then the cubins.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+import zipfile
+from pathlib import Path
+from typing import Sequence
+
+from ..dtypes import ARRAY_DTYPES
+from ..errors import BuildError
+from .cubins import in_child, raise_failures
+
+BUNDLE = "kernels.cubins"  # in the extension's package folder (aot.rs reads it there)
+MAGIC = b"tilebridge-cubins 1\n"
+
+# The child: each job through the extension's `_aot_compile` (front end, then tileiras); one JSON
+# line per job: its key, validator and cubin (base64), or its error.
+_CHILD = """
+import base64, importlib, json, sys
+from concurrent.futures import ThreadPoolExecutor
+ext = importlib.import_module(sys.argv[1])
+jobs = json.loads(sys.stdin.read())
+def one(job):
+    try:
+        key, validator, cubin = ext._aot_compile(
+            job["kernel"], job["generics"], [tuple(s) for s in job["strides"]], job["arch"],
+            tuple(job["hints"]) if job["hints"] else None, [tuple(a) for a in job["arrays"]])
+        return {"key": key, "validator": validator, "cubin": base64.b64encode(cubin).decode()}
+    except Exception as e:
+        return {**job, "error": f"{type(e).__name__}: {e}"}
+with ThreadPoolExecutor(max_workers=int(sys.argv[2])) as pool:
+    for result in pool.map(one, jobs):
+        print(json.dumps(result), flush=True)
+"""
+
+
+def jobs(shipments: dict[str, list], archs: Sequence[str]) -> list[dict]:
+    """One compile per shipped specialization and architecture, as `_aot_compile` takes it: each
+    array as (parameter, dtype, shape, strides, base address, bytes per element), its base taken
+    as aligned (as every allocation of torch and CuPy is)."""
+    return [{"kernel": kernel, "generics": s.generics, "strides": s.strides, "arch": arch, "hints": s.hints,
+             "arrays": [(name, dtype, shape, strides, 0, ARRAY_DTYPES[dtype].itemsize)
+                        for name, dtype, shape, strides in s.arrays]}
+            for kernel, shipped in shipments.items() for s in shipped for arch in archs]
+
+
+def key_of(shipments: dict[str, list], archs: Sequence[str]) -> bytes:
+    """What the build key hashes of a build with shipped cubins."""
+    return json.dumps({"aot": list(archs), "shipments": {k: [dataclasses.asdict(s) for s in v]
+                                                         for k, v in sorted(shipments.items())}},
+                      sort_keys=True).encode()
+
+
+def ship(wheel: Path, module: str, shipments: dict[str, list], archs: Sequence[str], build_key: str,
+         quiet: bool = False) -> int:
+    """Compiles the shipments for `archs` with the extension in `wheel` and adds the bundle to the
+    wheel; the number of cubins. Raises BuildError naming each one that fails (the wheel is then
+    left as maturin made it, and is not marked built)."""
+    todo = jobs(shipments, archs)
+    if not todo:
+        return 0
+    if not quiet:
+        print(f"tilebridge: {len(todo)} specializations to {', '.join(archs)} cubins to ship (tileiras)",
+              file=sys.stderr)
+    results = in_child(wheel, module, _CHILD, todo)
+    failures = [r for r in results if "error" in r]
+    if failures:
+        raise_failures(module, failures, len(todo), f"do not compile to a {'/'.join(archs)} cubin")
+    if len(results) != len(todo):
+        raise BuildError(f"compiling {module}'s cubins: {len(results)} results for {len(todo)} specializations")
+    bundle = pack(build_key, [(r["key"], r["validator"], base64.b64decode(r["cubin"])) for r in results])
+    add_to_wheel(wheel, f"{module}/{BUNDLE}", bundle)
+    return len(results)
+
+
+def pack(build_key: str, cubins: list[tuple[str, str, bytes]]) -> bytes:
+    """The bundle of `(key, validator JSON, cubin)` for the extension of build `build_key`."""
+    entries, offset = [], 0
+    for key, validator, cubin in sorted(cubins):
+        entries.append({"key": key, "validator": json.loads(validator), "offset": offset, "len": len(cubin)})
+        offset += len(cubin)
+    index = json.dumps({"build_key": build_key, "entries": entries}, separators=(",", ":"))
+    return MAGIC + index.encode() + b"\n" + b"".join(c for _, _, c in sorted(cubins))
+
+
+def unpack(bundle: bytes) -> tuple[str, dict[str, tuple[dict, bytes]]]:
+    """The build key of a bundle and its cubins by key: `(validator, cubin)`."""
+    if not bundle.startswith(MAGIC):
+        raise ValueError("not a tilebridge cubin bundle")
+    line, _, blobs = bundle[len(MAGIC):].partition(b"\n")
+    index = json.loads(line)
+    return index["build_key"], {e["key"]: (e["validator"], blobs[e["offset"]:e["offset"] + e["len"]])
+                                for e in index["entries"]}
+
+
+def add_to_wheel(wheel: Path, name: str, data: bytes) -> None:
+    """Adds (or replaces) the file `name` in `wheel`, with its line in the wheel's RECORD; the
+    wheel is replaced whole."""
+    tmp = wheel.with_name(f".{wheel.name}.partial")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    try:
+        with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+            record = next(n for n in src.namelist() if n.endswith(".dist-info/RECORD"))
+            for info in src.infolist():
+                if info.filename not in (record, name):
+                    dst.writestr(info, src.read(info))
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16  # rw-r--r--, as maturin writes package files
+            dst.writestr(info, data, zipfile.ZIP_DEFLATED)
+            lines = [line for line in src.read(record).decode().splitlines()
+                     if line and not line.startswith(f"{name},")]
+            lines.insert(len(lines) - 1 if lines and lines[-1].startswith(record) else len(lines),
+                         f"{name},sha256={digest},{len(data)}")
+            dst.writestr(record, "\n".join(lines) + "\n")
+        os.replace(tmp, wheel)
+    finally:
+        tmp.unlink(missing_ok=True)
