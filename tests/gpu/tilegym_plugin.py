@@ -12,15 +12,13 @@ dtype, shape and strides, or its value; the kernel object's hints) goes to a sec
 which `tilebridge coverage` compiles from. Each xdist worker appends its own lines.
 """
 
-import inspect
 import json
 import os
 
 import pytest
 
 import tilebridge as tb
-from tilebridge.hints import KERNEL_HINTS
-from tilebridge.runtime.launch import launch_hints
+from tilebridge.runtime.record import launch_record
 
 
 def pytest_addoption(parser):
@@ -59,20 +57,9 @@ def pytest_runtest_call(item):
 
 def _record(config, log, kernel, args):
     """One JSON line per distinct specialization this worker launches."""
-    fn = getattr(kernel, "_pyfunc", None)
-    if fn is None:
+    entry = launch_record(kernel, args)
+    if entry is None:
         return
-    values = {}
-    for name, value in zip(inspect.signature(fn).parameters, args):
-        if hasattr(value, "stride") and hasattr(value, "dtype"):  # a torch tensor
-            values[name] = {"dtype": str(value.dtype).replace("torch.", ""), "shape": list(value.shape),
-                            "strides": list(value.stride())}
-        elif isinstance(value, (bool, int, float)):
-            values[name] = value
-        else:
-            values[name] = type(value).__name__
-    entry = {"file": os.path.basename(fn.__code__.co_filename), "kernel": fn.__name__, "args": values,
-             "hints": dict(zip(KERNEL_HINTS, launch_hints(kernel) or ()))}
     line = json.dumps(entry, sort_keys=True)
     seen = getattr(config, "_tb_launches", None)
     if seen is None:
