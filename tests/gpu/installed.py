@@ -9,14 +9,17 @@ FIXTURES = [Path(__file__).resolve().parents[1] / "fixtures" / f"{name}.py"
             for name in ("checked_ops", "control_flow", "gathers", "math_ops", "unchecked_stores")]
 
 
-def load_current(module, sources):
+def load_current(module, sources, launches=None, aot=()):
     """The installed extension `module`, checked to be built from these sources by this checkout's
-    tilebridge (its build key), so that a stale wheel cannot pass a round for newer code."""
+    tilebridge (its build key), so that a stale wheel cannot pass a round for newer code; built
+    with the launch log `launches` and cubins shipped for `aot`, where given."""
     import tilebridge as tb
     from tilebridge.builder import wheel
     from tilebridge.metadata import ExtensionMetadata
+    from tilebridge.translator import recorded_launches
 
-    _, expected = wheel.expected_key([str(p) for p in sources], module=module)
+    logged = recorded_launches.read([launches]) if launches else ()
+    _, expected = wheel.expected_key([str(p) for p in sources], module=module, launches=logged, aot=aot)
     assert expected is not None, "run with this checkout's python/ on PYTHONPATH (tests/gpu/run.sh does)"
     ext = tb.load(module)
     built = ExtensionMetadata.from_json(ext.__tilebridge__).build_key
