@@ -195,8 +195,22 @@ class For:
 
 @dataclass
 class While:
-    cond: Expr
+    cond: Expr | None  # None: `loop`, left only by a `Break`
     body: list["Stmt"]
+    line: int
+
+
+@dataclass
+class Break:
+    """Leaves the innermost `While` (Tile IR's `for` has no early exit)."""
+
+    line: int
+
+
+@dataclass
+class Continue:
+    """Starts the innermost `While`'s next trip."""
+
     line: int
 
 
@@ -208,7 +222,7 @@ class IfElse:
     line: int
 
 
-Stmt = Union[Let, Assign, Eval, For, While, IfElse]
+Stmt = Union[Let, Assign, Eval, For, While, IfElse, Break, Continue]
 
 
 # ---- the kernel --------------------------------------------------------------------------

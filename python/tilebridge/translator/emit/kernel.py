@@ -72,8 +72,10 @@ class _BodyWriter:
                 self.stmts(s.body, indent + "    ")
                 self.lines.append(f"{indent}}}")
                 self.last_line = None
+            elif isinstance(s, (ir.Break, ir.Continue)):
+                self.lines.append(f"{indent}{'break' if isinstance(s, ir.Break) else 'continue'};")
             elif isinstance(s, ir.While):
-                self.lines.append(f"{indent}while {rust_expr(s.cond)} {{")
+                self.lines.append(f"{indent}loop {{" if s.cond is None else f"{indent}while {rust_expr(s.cond)} {{")
                 self.stmts(s.body, indent + "    ")
                 self.lines.append(f"{indent}}}")
                 self.last_line = None

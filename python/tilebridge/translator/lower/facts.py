@@ -53,9 +53,11 @@ def assignments(tree: ast.AST) -> list[tuple[int, str]]:
 
 def path_after(branch: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
     """The statements that run after a branch is taken: the branch, then `rest` unless the branch
-    returns (the kernel's early exit)."""
+    returns (the kernel's early exit) or leaves its loop's trip (`break`, `continue`)."""
     if branch and isinstance(branch[-1], ast.Return) and branch[-1].value is None:
         return branch[:-1]
+    if branch and isinstance(branch[-1], (ast.Break, ast.Continue)):
+        return branch  # the loop's next trip, or what follows the loop
     return branch + rest
 
 

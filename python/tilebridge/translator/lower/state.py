@@ -80,6 +80,7 @@ class KernelState:
         self.guarded = 0  # > 0 while translating the branches of a runtime condition
         self.loops: list[int] = []  # the loops whose bodies are being translated (a helper's too), innermost last
         self.loop_count = 0
+        self.while_loops: set[int] = set()  # the loops above that are `while` loops (`break` may leave them)
         self.loop_vars: dict[int, str] = {}  # a `for` loop's variable (Rust name), by loop
         # Every array access as translated, in order: (array, "loads" | "stores", the loops around it);
         # and where each array is loaded and stored: (tile shape, index expressions) per access.

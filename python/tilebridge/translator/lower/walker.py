@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import dtypes
+from ...errors import TranslationError
 from .. import ir
 from ..rust_syntax import number_literal, rust_name
 from . import branches
@@ -163,12 +164,18 @@ class Walker:
             self.assign(node.target, value, out)
         elif isinstance(node, ast.Expr):
             val = self.expr(node.value, out)
-            if val.kind in ("tile", "scalar") and val.expr is not None:
-                out.append(ir.Eval(val.expr, node.lineno))
+            if val.kind in ("tile", "scalar") and val.expr is not None and not isinstance(val.expr, ir.Var):
+                out.append(ir.Eval(val.expr, node.lineno))  # a variable alone does nothing
         elif isinstance(node, ast.For):
             self.lower_for(node, out)
         elif isinstance(node, ast.While):
             self.lower_while(node, out)
+        elif isinstance(node, (ast.Break, ast.Continue)):
+            if not self.state.loops or self.state.loops[-1] not in self.state.while_loops:
+                raise self.error(node, f"`{'break' if isinstance(node, ast.Break) else 'continue'}` is supported in "
+                                       "`while` loops only (Tile IR's `for` loops cannot exit early)")
+            out.append(ir.Break(node.lineno) if isinstance(node, ast.Break) else ir.Continue(node.lineno))
+            return True  # nothing after it in its block runs
         elif isinstance(node, ast.Pass):
             pass
         elif isinstance(node, ast.Return) and node.value is None and node is self.state.src.func.body[-1]:
@@ -273,6 +280,9 @@ class Walker:
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "loop targets must be a single name")
         it = node.iter
+        if self.is_static_iter(it):
+            self.unroll(node, out)
+            return
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
                 and not it.keywords and 1 <= len(it.args) <= 3):
             raise self.error(it, "only `for ... in range(...)` loops are supported")
@@ -325,6 +335,42 @@ class Walker:
         body.append(ir.Assign(counter, ir.Binary("+", ir.Var(counter), step or ir.Lit("1i32")), node.lineno))
         out.append(ir.While(ir.Binary("<", ir.Var(counter), stop), body, node.lineno))
 
+    def is_static_iter(self, it: ast.expr) -> bool:
+        """Whether a loop's iterable is `ct.static_iter(...)`."""
+        if not (isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute))):
+            return False
+        try:
+            func = self.eval_static(it.func)
+        except TranslationError:
+            return False
+        return getattr(func, "__name__", None) == "static_iter" and \
+            getattr(func, "__module__", "").startswith("cuda.tile")
+
+    def unroll(self, node: ast.For, out: list[ir.Stmt]) -> None:
+        """`for x in ct.static_iter(items)`: the body once per item, in order, with `x` that item, as
+        cuTile Python unrolls it. Items known here (a range of numbers, a tuple) are unrolled here; a
+        range over ct.Constant bounds is a loop, which computes the same."""
+        (items_node,) = self.call_args(node.iter, ["iterable"], 1).values()
+        if any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(node)):
+            raise self.error(node, "`break` and `continue` in a ct.static_iter loop are not supported")
+        is_range = isinstance(items_node, ast.Call) and isinstance(items_node.func, ast.Name) and \
+            items_node.func.id == "range"
+        if is_range:
+            bounds = [self.expr(a, out) for a in items_node.args]
+            if not all(b.kind == "const" and isinstance(b.py, int) for b in bounds):
+                plain = ast.copy_location(ast.For(target=node.target, iter=items_node, body=node.body, orelse=[]), node)
+                self.lower_for(plain, out)
+                return
+            items = [Value("const", py=i) for i in range(*(b.py for b in bounds))]
+        else:
+            val = self.expr(items_node, out)
+            if val.kind != "tuple":
+                raise self.error(items_node, "ct.static_iter takes a range or a tuple here")
+            items = val.py
+        for item in items:
+            self.bind(node.target, item, out)
+            self.block(node.body, out)
+
     def lower_while(self, node: ast.While, out: list[ir.Stmt]) -> None:
         if node.orelse:
             raise self.error(node, "while-else is not supported")
@@ -332,19 +378,23 @@ class Walker:
         cond = self.expr(node.test, test, hint="cond")
         if cond.kind == "tile" and cond.shape == () and self.state.union.find(cond.dtype) == "bool":
             cond = self.sem.scalar_of(cond, test, "cond")
-        if test or cond.kind != "scalar" or cond.dtype != "bool":
-            raise self.error(node.test, "a while condition must be a comparison of scalars (or `and`/`or` of "
-                                        "them) that needs no statements of its own")
+        forever = cond.kind == "const" and cond.py is True  # `while True:`, left by a `break`
+        if not forever and (test or cond.kind != "scalar" or cond.dtype != "bool"):
+            raise self.error(node.test, "a while condition must be True or a comparison of scalars (or `and`/`or` "
+                                        "of them) that needs no statements of its own")
+        if forever and not any(isinstance(n, ast.Break) for n in ast.walk(node)):
+            raise self.error(node, "a `while True:` loop without a `break` never ends")
         body: list[ir.Stmt] = []
         self.frame.scopes.append({})
         self.state.loop_count += 1
         self.state.loops.append(self.state.loop_count)
+        self.state.while_loops.add(self.state.loop_count)
         try:
             self.block(node.body, body)
         finally:
             self.state.loops.pop()
         self.frame.scopes.pop()
-        out.append(ir.While(cond.expr, body, node.lineno))
+        out.append(ir.While(None if forever else cond.expr, body, node.lineno))
 
     def expr(self, node: ast.expr, out: list[ir.Stmt], hint: str = "v") -> Value:
         self.state.lines.add(getattr(node, "lineno", self.state.line))
@@ -390,6 +440,8 @@ class Walker:
         ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
         left = self.expr(node.left, out, hint)
         result: Value | None = None
+        if isinstance(node.ops[0], (ast.In, ast.NotIn)) and len(node.ops) == 1:
+            return self.membership(node, left, self.expr(node.comparators[0], out, hint), out, hint)
         for op, comp in zip(node.ops, node.comparators):
             if type(op) not in ops:
                 raise self.error(node, f"the comparison {type(op).__name__} is not supported")
@@ -417,6 +469,26 @@ class Walker:
             result = part if result is None else self.sem.and_(result, part)
             left = right
         assert result is not None
+        return result
+
+    def membership(self, node: ast.Compare, left: Value, items: Value, out: list[ir.Stmt], hint: str) -> Value:
+        """`x in (a, b, ...)` as Python computes it over a tuple: `x == a or x == b or ...` (`not in`:
+        `x != a and ...`), of numbers and scalars."""
+        negate = isinstance(node.ops[0], ast.NotIn)
+        if items.kind != "tuple":
+            raise self.error(node, "`in` takes a tuple here")
+        result = Value("const", py=negate)
+        for item in items.py:
+            if "tile" in (left.kind, item.kind) or left.kind not in ("const", "scalar") or \
+                    item.kind not in ("const", "scalar"):
+                raise self.error(node, "`in` compares numbers and scalars here, not tiles")
+            if left.kind == item.kind == "const":
+                part = Value("const", py=(left.py != item.py) if negate else (left.py == item.py))
+            else:
+                typed = self.sem.scalar_binop(node, "!=" if negate else "==",
+                                              *self.sem.promote_float_literal(left, item, out, hint))
+                part = Value("scalar", ir.ScalarType("bool"), typed.expr)
+            result = self.sem.and_(result, part, "&&" if negate else "||")
         return result
 
     def boolop(self, node: ast.BoolOp, out: list[ir.Stmt], hint: str) -> Value:
