@@ -164,10 +164,11 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
                                       "cutile const generics are i32 or bool")
             param = ir.ConstParam(name, kind)
             val = Value("scalar", ir.ScalarType(kind), ir.Var(rname), dim=name if kind == "i32" else None)
-        elif scalar_meta is not None or base in (int, float) or name in scalars:
-            dtype = (dtypes.of_object(scalar_meta.dtype) if scalar_meta is not None else dtypes.of_object(base)
+        elif scalar_meta is not None or base in (int, float, bool) or name in scalars:
+            dtype = (dtypes.of_object(scalar_meta.dtype) if scalar_meta is not None else
+                     "bool" if base is bool else dtypes.of_object(base)
                      if base in (int, float) else unannotated_scalar(w, arg))
-            if dtype not in ("i32", "i64", "f32"):
+            if dtype not in ("i32", "i64", "f32", "bool"):
                 raise w.error(arg, f"scalar parameters of dtype {dtype} are not supported yet")
             param = ir.ScalarParam(name, dtype)
             val = Value("scalar", ir.ScalarType(dtype), ir.Var(rname))

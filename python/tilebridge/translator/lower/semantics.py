@@ -350,6 +350,8 @@ class Semantics:
             return self.scalar_mod(node, lhs, rhs, out, hint)
         if isinstance(node.op, ast.MatMult) and lhs.kind == rhs.kind == "tile":
             return self.matmul(node, lhs, rhs, out, hint)
+        if isinstance(node.op, ast.Pow):
+            return self.power(node, lhs, rhs, out, hint)
         op = RUST_OPERATORS.get(type(node.op))
         if op is None:
             raise self.error(node, f"the operator {type(node.op).__name__} is not supported yet")
@@ -366,6 +368,31 @@ class Semantics:
             assert isinstance(val.expr, ir.Binary)
             return self.floor_quotient(val.expr.lhs, val.expr.rhs, val.dtype, hint, out)
         return val
+
+    def power(self, node: ast.BinOp, base: Value, exponent: Value, out: list[ir.Stmt], hint: str) -> Value:
+        """`x ** y` of tiles, as cuTile Python computes it: a float tile to an integer power (a
+        number or an i32 scalar or tile) is Tile IR's `fpowi` with an i32 exponent (cuTile Python
+        emits it for tileiras 13.4, the toolchain here); anything else float is `pow` of the operands
+        promoted and broadcast as for `+`."""
+        if "tile" not in (base.kind, exponent.kind):
+            raise self.error(node, "** of scalars is not supported yet (only of tiles)")
+        int_exponent = (exponent.kind == "const" and isinstance(exponent.py, int) and not isinstance(exponent.py, bool)
+                        ) or (exponent.kind in ("scalar", "tile") and self.state.union.find(exponent.dtype) == "i32")
+        if base.kind == "tile" and self.float_only(base.dtype) and int_exponent:
+            if exponent.kind == "const" and not -2**31 <= exponent.py < 2**31:
+                raise self.error(node, f"the exponent {exponent.py} does not fit in an i32")
+            shape = base.shape if exponent.kind != "tile" else self.broadcast_shape(base.shape, exponent.shape, node)
+            x = self.broadcast(base, shape, out, hint)
+            e = (self.broadcast(exponent, shape, out, f"{hint}_exp") if exponent.kind == "tile"
+                 else self.splat(exponent, "i32", shape, out, f"{hint}_exp", node))
+            return self.bind_temp(out, hint, ir.TileType(base.dtype, shape), ir.Unsafe(
+                ir.Call("fpowi", (x.expr, e.expr)),
+                "fpowi's exponent is an i32 tile, as it requires; the power's domain is Tile IR's, as in "
+                "cuTile Python, which emits this operation for `**` of a float tile and an integer"))
+        type_, a, b = self.tile_operands(node, base, exponent, out, hint)
+        if not self.float_only(type_.dtype):
+            raise self.error(node, "** of integer tiles is not supported yet")
+        return self.bind_temp(out, hint, type_, ir.Call("pow", (a, b)))
 
     @staticmethod
     def meets_float_literal(lhs: Value, rhs: Value) -> bool:

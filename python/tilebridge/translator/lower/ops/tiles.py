@@ -480,6 +480,29 @@ def ct_bitwise_not(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.expr(ast.copy_location(ast.UnaryOp(op=ast.Invert(), operand=args["x"]), node), out, hint)
 
 
+@ct_op("negative")
+def ct_negative(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x"], 1)
+    return w.expr(ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=args["x"]), node), out, hint)
+
+
+@ct_op("pow")
+def ct_pow(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["x", "y"], 2)
+    return w.expr(ast.copy_location(ast.BinOp(left=args["x"], op=ast.Pow(), right=args["y"]), node), out, hint)
+
+
+@ct_op("broadcast_to")
+def ct_broadcast_to(w: Walker, node: ast.Call, out, hint) -> Value:
+    """`x` broadcast to `shape` (numpy's rules: leading axes added, axes of 1 stretched)."""
+    args = w.call_args(node, ["x", "shape"], 2)
+    x = w.tile_arg(args["x"], out, hint)
+    shape = w.dims(args["shape"], out)
+    if len(x.shape) > len(shape) or w.sem.broadcast_shape(x.shape, shape, node) != shape:
+        raise w.error(node, f"a tile of shape {x.shape} does not broadcast to {shape}")
+    return w.sem.broadcast(x, shape, out, hint)
+
+
 @ct_op("cumsum")
 def ct_cumsum(w: Walker, node: ast.Call, out, hint) -> Value:
     """An inclusive prefix sum along one axis: cutile's scan_sum, from the dtype's zero."""
