@@ -1,7 +1,7 @@
 """The `ct.*` operations, one registered handler each (see `registry`): array accesses in
-`memory`, tile and scalar operations in `tiles`."""
+`memory`, atomic updates of array elements in `atomics`, tile and scalar operations in `tiles`."""
 
-from . import memory, tiles
+from . import atomics, memory, tiles
 from .registry import OPS, ct_op
 
-__all__ = ["OPS", "ct_op", "memory", "tiles"]
+__all__ = ["OPS", "ct_op", "atomics", "memory", "tiles"]

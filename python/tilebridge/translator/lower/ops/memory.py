@@ -333,7 +333,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         if tile.kind != "tile" or len(index) != len(tile.shape):
             raise w.error(node, "the index and the tile of ct.store differ in rank")
         _set_rank(w.state, array, len(index), node)
-        tile = _as_array_dtype(w, tile, array, out)
+        tile = as_array_dtype(w, tile, array, out)
         return _unchecked_store(w, node, array, index, tile, "a store with allow_tma or latency hints",
                                      out, hints=hints)
     return _store(w, node, args["tile"], array, index, tile, out)
@@ -357,7 +357,7 @@ def _store(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam,
         raise w.error(tile_node, "ct.store of a scalar is not supported yet; store a tile")
     if len(index) != len(tile.shape):
         raise w.error(node, "the index and the tile of ct.store differ in rank")
-    tile = _as_array_dtype(w, tile, array, out)
+    tile = as_array_dtype(w, tile, array, out)
     _set_rank(w.state, array, len(index), node)
     reason = _unsafe_store_reason(w.state, array, index)
     if reason is not None:
@@ -370,7 +370,7 @@ def _store(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam,
     return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
 
 
-def _check_unchecked_output(state: KernelState, node: ast.Call, array: ir.ArrayParam) -> None:
+def check_unchecked_output(state: KernelState, node: ast.Call, array: ir.ArrayParam) -> None:
     """An output written anywhere (unchecked partition or pointers) is written nowhere per block."""
     if array.tile is not None:
         raise state.error(node, f"'{array.name}' is stored both per block and elsewhere")
@@ -385,7 +385,7 @@ def _unchecked_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: lis
     norm 1.04x, and an `if` on the index cost the persistent layer norm and rms norm 1.3x, where
     the plain store is within 1% of cuTile Python; the trap also doubled the persistent matmul's
     HGMMA and made it spill."""
-    _check_unchecked_output(w.state, node, array)
+    check_unchecked_output(w.state, node, array)
     array.written = True
     part = _mutable_view(w.state, array, tile.shape, None, reason, out)
     idx = _named_index(w, [w.sem.i32(i, node) for i in index], out)
@@ -521,12 +521,12 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     if w.state.lift_gathers and pad.kind == "const" and "mask" not in args and not w.state.read_and_written(array) and (
             lifted := _lifted_gather(w, node, args, array, pad, out, hint)):
         return lifted
-    shape, ptrs, mask = _pointers(w, node, array, args, write=False, out=out, hint=hint)
+    shape, ptrs, mask = pointers(w, node, array, args, write=False, out=out, hint=hint)
     padding = _gather_padding(w, pad, array, shape, out) if mask is not None else None
     w.state.unsafe_reasons.append(f"gathers from '{array.name}' through pointers")
     why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
            "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
-    token = _pointer_token(w.state, array)
+    token = pointer_token(w.state, array)
     # A padding of the result's shape goes through `load_ptr_tko_padded`, which the kernel module
     # declares (templates/kernels.rs.j2): cutile 0.5.0 broadcasts a scalar padding from rank 1,
     # which Tile IR rejects above rank 1.
@@ -569,7 +569,7 @@ def _gather_padding(w: Walker, pad: Value, array: ir.ArrayParam, shape: tuple[ir
                            ir.Call("broadcast_scalar", (scalar.expr, ir.Shape(shape)))).expr
 
 
-def _pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = False) -> ir.Var | None:
+def pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = False) -> ir.Var | None:
     """The token that orders the accesses of an array through pointers in program order, as
     cuTile Python's token order does: the scatters of every array (`scatter`), and the gathers
     of an array the kernel also writes. Without it a gather may run before the scatter it must
@@ -596,11 +596,11 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
         lifted = _lifted_scatter(w, node, args, array, out)
         if lifted is not None:
             return lifted
-    _check_unchecked_output(w.state, node, array)
-    shape, ptrs, mask = _pointers(w, node, array, args, write=True, out=out, hint=hint)
+    check_unchecked_output(w.state, node, array)
+    shape, ptrs, mask = pointers(w, node, array, args, write=True, out=out, hint=hint)
     value = w.expr(args["value"], out, hint=f"{rust_name(array.name)}_value")
     if value.kind == "tile":
-        value = _as_array_dtype(w, value, array, out)
+        value = as_array_dtype(w, value, array, out)
         value = w.sem.broadcast(value, shape, out, f"{rust_name(array.name)}_value")
     else:
         value = w.sem.splat(value, f"${array.name}", shape, out, f"{rust_name(array.name)}_value", node)
@@ -609,7 +609,7 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     why = (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
            else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
                 f"`{array.name}`")
-    token = _pointer_token(w.state, array, scatter=True)
+    token = pointer_token(w.state, array, scatter=True)
     store = ir.Unsafe(ir.Call("store_ptr_tko", (
         ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
         ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
@@ -621,7 +621,7 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     return Value("tile", None, store)
 
 
-def _as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.Stmt]) -> Value:
+def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.Stmt]) -> Value:
     """`tile` as a tile of `array`'s dtype: cuTile Python casts what it stores implicitly. Two
     arrays' dtypes that meet here are tied together instead (the launcher requires them equal)."""
     td = w.state.union.find(tile.dtype)
@@ -648,7 +648,7 @@ def _latency(w: Walker, node: ast.Call, latency_node: ast.expr | None, out: list
     return ir.Lit(f"Latency::<{0 if latency is None else latency}>")
 
 
-def _pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, write: bool, out: list[ir.Stmt],
+def pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, write: bool, out: list[ir.Stmt],
               hint: str) -> tuple[tuple[ir.Dim, ...], ir.Expr, ir.Expr | None]:
     """The addresses of a gather/scatter as cuTile Python forms them: each index broadcast to
     one shape, times its axis' stride, summed onto the array's base pointer; and, with

@@ -1,0 +1,104 @@
+"""Atomic read-modify-writes of array elements (`ct.atomic_add`, `atomic_xchg`, `atomic_min`,
+`atomic_max`, `atomic_and`, `atomic_or`, `atomic_xor`, `atomic_cas`), as cuTile Python lowers them:
+the addresses and bounds mask of a scatter (`memory.pointers`), the update broadcast to them and
+cast to the array's dtype, one Tile IR atomic per call (`atomic_rmw_tko`, `atomic_cas_tko`), ordered
+after the array's earlier pointer accesses by its token. Each returns the values it replaced."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ... import ir
+from ...rust_syntax import rust_name
+from ..bindings import Value
+from .memory import array_arg, as_array_dtype, check_unchecked_output, pointer_token, pointers
+from .registry import register
+
+if TYPE_CHECKING:
+    from ..walker import Walker
+
+# ct.atomic_<op>: the Tile IR mode for signed integers, for floats (None: integers only), and whether
+# the update must already have the array's dtype (the bitwise ones). Unsigned arrays are not taken.
+RMW = {"add": ("Add", "AddF", False), "xchg": ("Xchg", "Xchg", False), "min": ("Min", None, False),
+       "max": ("Max", None, False), "and": ("And", None, True), "or": ("Or", None, True),
+       "xor": ("Xor", None, True)}
+ORDERS = {"relaxed": "Relaxed", "acquire": "Acquire", "release": "Release", "acq_rel": "AcqRel"}
+SCOPES = {"block": "TileBlock", "device": "Device", "sys": "System"}
+
+
+def _enum(w: Walker, node: ast.expr | None, names: dict[str, str], default: str, what: str,
+          out: list[ir.Stmt]) -> str:
+    """The cutile marker of a ct.MemoryOrder / ct.MemoryScope argument."""
+    if node is None:
+        return default
+    val = w.expr(node, out)
+    value = getattr(val.py, "value", None) if val.kind == "static" else None
+    if value not in names:
+        raise w.error(node, f"expected a ct.{what} ({', '.join(k.upper() for k in names)})")
+    return names[value]
+
+
+def _operand(w: Walker, node: ast.expr, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], exact: bool,
+             out: list[ir.Stmt], hint: str) -> Value:
+    """An update (or compared) value as a tile of the array's dtype and the addresses' shape."""
+    val = w.expr(node, out, hint=hint)
+    if val.kind == "tile":
+        own = w.state.union.find(val.dtype) == w.state.union.find(f"${array.name}")
+        if exact and not own and not w.state.union.find(val.dtype).startswith("$"):
+            raise w.error(node, "a bitwise atomic takes an update of the array's own dtype, as cuTile Python "
+                                "requires")
+        val = as_array_dtype(w, val, array, out)
+        return w.sem.broadcast(val, shape, out, hint)
+    return w.sem.splat(val, f"${array.name}", shape, out, hint, node)
+
+
+def _atomic(w: Walker, node: ast.Call, op: str, out: list[ir.Stmt], hint: str) -> Value:
+    cas = op == "cas"
+    values = ["expected", "desired"] if cas else ["update"]
+    args = w.call_args(node, ["array", "indices", *values, "check_bounds", "memory_order", "memory_scope"],
+                       2 + len(values))
+    array = array_arg(w, args["array"], out)
+    w.state.count(array, "stores")
+    check_unchecked_output(w.state, node, array)
+    int_mode, float_mode, exact = RMW.get(op, ("", "", False))
+    dtype = f"${array.name}"
+    if not cas and float_mode is None:
+        w.sem.integer(dtype)  # min, max and the bitwise ones take integer arrays only
+    members = [a for a in w.state.arrays if w.state.union.find(f"${a}") == w.state.union.find(dtype)]
+    ints = w.sem.int_tile(dtype) or all(d in ("i32", "i64") for d in w.state.allowed_dtypes(members))
+    if not cas and float_mode != int_mode and not ints and not w.sem.float_only(dtype):
+        raise w.error(node, f"ct.atomic_{op} on '{array.name}', whose dtype may be a float or an integer here: "
+                            f"state its dtypes (--dtype {array.name}=i32, say)")
+    mode = int_mode if ints else float_mode
+    order = _enum(w, args.get("memory_order"), ORDERS, "AcqRel", "MemoryOrder", out)
+    scope = _enum(w, args.get("memory_scope"), SCOPES, "Device", "MemoryScope", out)
+    shape, ptrs, mask = pointers(w, node, array, args, write=True, out=out, hint=hint)
+    x = rust_name(array.name)
+    operands = [_operand(w, args[v], array, shape, exact, out, f"{x}_{v}").expr for v in values]
+    array.written = True
+    w.state.unsafe_reasons.append(f"updates '{array.name}' atomically through pointers")
+    why = (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
+           else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
+                f"`{array.name}`")
+    token = pointer_token(w.state, array, scatter=True)
+    call = ir.Call("atomic_cas_tko" if cas else "atomic_rmw_tko", (
+        ptrs, *operands, *(() if cas else (ir.Lit(f"atomic::{mode}"),)), ir.Lit(f"ordering::{order}"),
+        ir.Lit(f"scope::{scope}"), ir.Call("Some", (mask,)) if mask else ir.Lit("None"),
+        ir.Call("Some", (token,)) if token else ir.Lit("None")))
+    tile_type = ir.TileType(f"${array.name}", shape)
+    name = w.state.fresh(hint)
+    out.append(ir.Let(name, ir.LoadedType(tile_type), ir.Unsafe(call, reason=why), w.state.line))
+    if token:
+        out.append(ir.Assign(token.name, ir.Var(f"_{name}_token"), w.state.line))
+    return Value("tile", tile_type, ir.Var(name))
+
+
+def _handler(op: str):
+    def handler(w: Walker, node: ast.Call, out, hint) -> Value:
+        return _atomic(w, node, op, out, hint)
+    return handler
+
+
+for _op in (*RMW, "cas"):
+    register(f"atomic_{_op}", _handler(_op))
