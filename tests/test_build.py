@@ -473,7 +473,7 @@ def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):
 
 
 @pytest.mark.parametrize("target", ["examples", "control_flow", "math_ops", "checked_ops", "unchecked_stores",
-                                    "gathers"])
+                                    "gathers", "language"])
 def test_generated_crates_build_without_compiler_warnings(examples_ext, target):
     """rustc warns about nothing in a generated crate (the build log's warnings; TileGym's crates
     are held to the same in tests/test_coverage.py). Built by the tests above: found, not rebuilt."""

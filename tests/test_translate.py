@@ -101,7 +101,10 @@ def _marked_line(kernel_name: str) -> int:
 
 
 @pytest.mark.parametrize("kernel_name, construct", [
-    ("while_loop", "while condition must be a comparison of scalars"),
+    ("while_loop", "while condition must be True or a comparison of scalars"),
+    ("break_in_for", "`break` is supported in `while` loops only"),
+    ("endless_loop", "without a `break` never ends"),
+    ("integer_power", "** of integer tiles is not supported yet"),
     ("helper_call", "*args"),
     ("gather", "indices must be integers"),
     ("permuted_load", "both order= and a non-zero padding_mode"),
