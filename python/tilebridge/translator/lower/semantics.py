@@ -374,8 +374,8 @@ class Semantics:
         number or an i32 scalar or tile) is Tile IR's `fpowi` with an i32 exponent (cuTile Python
         emits it for tileiras 13.4, the toolchain here); anything else float is `pow` of the operands
         promoted and broadcast as for `+`."""
-        if "tile" not in (base.kind, exponent.kind):
-            raise self.error(node, "** of scalars is not supported yet (only of tiles)")
+        if "tile" not in (base.kind, exponent.kind):  # scalars are 0-d tiles to cuTile Python
+            base, exponent = (self.zero_d(v, out, hint, node) for v in (base, exponent))
         int_exponent = (exponent.kind == "const" and isinstance(exponent.py, int) and not isinstance(exponent.py, bool)
                         ) or (exponent.kind in ("scalar", "tile") and self.state.union.find(exponent.dtype) == "i32")
         if base.kind == "tile" and self.float_only(base.dtype) and int_exponent:
@@ -393,6 +393,15 @@ class Semantics:
         if not self.float_only(type_.dtype):
             raise self.error(node, "** of integer tiles is not supported yet")
         return self.bind_temp(out, hint, type_, ir.Call("pow", (a, b)))
+
+    def zero_d(self, v: Value, out: list[ir.Stmt], hint: str, node: ast.AST) -> Value:
+        """A scalar or a number as the 0-d tile cuTile Python takes it for: a number of the dtype it
+        types the literal (i32 or f32), a scalar of its own."""
+        if v.kind == "scalar":
+            return self.scalar_tile(v.expr, v.dtype, (), out, hint)
+        if v.kind == "const" and isinstance(v.py, (int, float)) and not isinstance(v.py, bool):
+            return self.splat(v, "i32" if isinstance(v.py, int) else "f32", (), out, hint, node)
+        raise self.error(node, f"{with_article(v.kind)} cannot be raised to a power here")
 
     @staticmethod
     def meets_float_literal(lhs: Value, rhs: Value) -> bool:
@@ -517,6 +526,11 @@ class Semantics:
         if isinstance(node.op, (ast.LShift, ast.RShift)) or (
                 isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and self.state.union.find(type_.dtype) != "bool"):
             self.integer(type_.dtype)  # bits of an array's values
+        if isinstance(node.op, ast.FloorDiv) and self.state.union.find(type_.dtype) in FLOAT_RANK:
+            # cuTile Python's // of float tiles: the quotient, then floor (of an array's dtype, // is
+            # taken as the array's holding integers: see `integer`)
+            quotient = self.bind_temp(out, f"{hint}_quot", type_, ir.Binary("/", a, b))
+            return self.bind_temp(out, hint, type_, ir.Call("floor", (quotient.expr,)))
         if isinstance(node.op, ast.FloorDiv):
             if not self.integer(type_.dtype):
                 raise self.error(node, "// on float tiles is not supported yet")
@@ -598,6 +612,8 @@ class Semantics:
         (a parameter, a block id, a value computed from them) is a 0-d tile of its own dtype: an
         integer one takes the dtype of a float tile, a float one makes an integer tile float, and
         two floats or two integers promote (an f16 tile times a float parameter is f32)."""
+        if other.kind == "const" and isinstance(other.py, float) and self.int_tile(tile):
+            return "f32"  # a float number beside integers: the float category wins, as f32
         if other.kind != "scalar" or other.weak:
             return tile
         scalar_int = self.int_tile(other.dtype)

@@ -21,7 +21,7 @@ from . import branches
 from .bindings import Binding, BranchScope, Value
 from .facts import COMPARISONS, assignments, carried_names, with_article
 from .loop_split import split_loop
-from .ops import OPS, memory, tiles
+from .ops import OPS, lists, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
 
@@ -526,7 +526,7 @@ class Walker:
             return self.sem.new_axes(node, base, out, hint)
         index = self.expr(node.slice, out)
         if base.kind == "list":
-            return memory.list_item(self, node, base, index, out, hint)
+            return lists.list_item(self, node, base, index, out, hint)
         if base.kind == "tuple" and index.kind == "const" and isinstance(index.py, int):
             try:
                 return base.py[index.py]
@@ -657,3 +657,14 @@ class Walker:
         if val.kind != "tile":
             raise self.error(node, "expected a tile")
         return val
+
+    def tile_or_number_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str) -> Value:
+        """`tile_arg`, where a number is a 0-d tile too, of the dtype cuTile Python types the literal
+        (bool, i32 or f32): a condition `ct.where(True, ...)`."""
+        val = self.expr(node, out, hint)
+        if val.kind == "const" and isinstance(val.py, (bool, int, float)):
+            dtype = "bool" if isinstance(val.py, bool) else "i32" if isinstance(val.py, int) else "f32"
+            if dtype == "bool":
+                return self.sem.scalar_tile(ir.Lit("true" if val.py else "false"), "bool", (), out, hint)
+            return self.sem.splat(val, dtype, (), out, hint, node)
+        return self.tile_arg(node, out, hint)

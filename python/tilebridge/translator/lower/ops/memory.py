@@ -1,6 +1,6 @@
 """Array accesses: ct.load/ct.store/ct.num_tiles as cutile partitions, ct.gather/ct.scatter
-through pointers (or, with `lift_gathers`, as partitions), lists of arrays, and which outputs are
-safe (one tile per block at the block index) or unchecked."""
+through pointers (or, with `lift_gathers`, as partitions), and which outputs are safe (one tile
+per block at the block index) or unchecked. The items of lists of arrays are in `lists`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ... import ir
 from ....errors import TranslationError
 from ...rust_syntax import float_literal, rust_name
-from ..bindings import ArrayUse, Value
+from ..bindings import Value
 from ..facts import with_article
 from .registry import ct_op
 
@@ -68,86 +68,6 @@ def _order(w: Walker, node: ast.expr | None, rank: int, out: list[ir.Stmt]) -> t
     if sorted(order) != list(range(rank)):
         raise w.error(node, f"order {order} is not a permutation of {rank} axes")
     return None if order == tuple(range(rank)) else order
-
-
-def list_item(w: Walker, node: ast.Subscript, base: Value, index: Value, out: list[ir.Stmt], hint: str) -> Value:
-    """`As[g]`: the g-th array of a list, as a tensor view made from its row of the list's table
-    (base pointer, shape, strides), read as cuTile Python reads it: one load of the row, its
-    words extracted and narrowed to i32, the pointer cast from its integer."""
-    listed = w.state.arrays[base.py]
-    rank = listed.rank
-    if not rank:
-        raise w.error(node, f"the rank of the arrays in '{listed.name}' is not known; load or store an item")
-    if index.kind not in ("const", "scalar") or not w.sem.integer(index.dtype if index.kind == "scalar" else "i32"):
-        raise w.error(node.slice, "a list of arrays is indexed by an integer scalar")
-    width = ir.list_row_words(rank)
-    # `Ai = As[g]`: the view takes the name it is bound to, once.
-    name = rust_name(hint)
-    name = w.state.fresh(name) if name in w.state.items or hint not in w.state.src_names else name
-    w.state.used_names.add(name)
-    key = (listed.name, (1, width), None, None)
-    if key not in w.state.partitions:
-        table = w.state.fresh(f"{rust_name(listed.name)}_rows")
-        w.state.partition_lets.append(ir.Let(table, ir.PartitionType("i64", (1, width)), ir.Method(
-            ir.Var(rust_name(listed.name)), "partition", (ir.Shape((1, width)),)), w.state.line))
-        w.state.partitions[key] = table
-    row_type = ir.TileType("i64", (1, width))
-    row = w.sem.bind_temp(out, f"{name}_row", row_type, _tile_load(w, 
-        ir.Var(w.state.partitions[key]), ir.Index((w.sem.i32(index, node, out), ir.Lit("0i32"))), None, True, out))
-    zero = w.sem.bind_temp(out, "word", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (ir.Lit("0i32"),)))
-
-    def word(k: int, what: str) -> ir.Expr:
-        at = zero if k == 0 else w.sem.bind_temp(out, "word", ir.TileType("i32", ()),
-                                                  ir.Call("scalar_to_tile", (ir.Lit(f"{k}i32"),)))
-        one = w.sem.bind_temp(out, f"{name}_{what}", ir.TileType("i64", (1, 1)),
-                              ir.Call("extract", (row.expr, ir.Lit(f"[{zero.expr.name}, {at.expr.name}]"))))
-        return ir.Method(one.expr, "reshape", (ir.Shape(()),))
-
-    divisors = iter(ir.list_divisors(listed))
-
-    def assumed(value: ir.Expr, type_: ir.Type, what: str, bounds: bool) -> ir.Var:
-        """`value` with what the launcher measured of every array in the list (and, for an
-        extent or stride, that it is not negative) assumed, as cuTile Python assumes them."""
-        if bounds:
-            value = w.sem.bind_temp(out, f"{name}_{what}", type_, ir.Unsafe(
-                ir.Call("assume_bounds_lower::<_, 0>", (value,)), reason="extents and strides are not negative")).expr
-        return w.sem.bind_temp(out, f"{name}_{what}", type_, ir.Unsafe(
-            ir.Call(f"assume_div_by::<_, {next(divisors)}>", (value,)),
-            reason=f"the launcher measured this divisor on every array of `{listed.name}`")).expr
-
-    def index_word(k: int, what: str) -> str:
-        narrow = w.sem.bind_temp(out, f"{name}_{what}", ir.TileType("i32", ()),
-                                 ir.Call("trunci", (word(k, what), ir.Lit("overflow::NoWrap"))))
-        scalar = w.sem.scalar_of(narrow, out, f"{name}_{what}")
-        return assumed(scalar.expr, ir.ScalarType("i32"), what, True).name
-
-    pointer_type = ir.PointerTileType(f"${listed.name}", (), mutable=True)
-    base_ptr = w.sem.bind_temp(out, f"{name}_base", pointer_type, ir.Call("int_to_ptr", (word(0, "base"),)))
-    base_ptr = Value("tile", pointer_type, assumed(base_ptr.expr, pointer_type, "base", False))
-    extents = [index_word(1 + axis, f"shape_{axis}") for axis in range(rank)]
-    # The last stride is 1: the launcher requires every array of a list to have contiguous rows,
-    # as cuTile Python's specialization for them has it.
-    strides = [index_word(1 + rank + axis, f"stride_{axis}") for axis in range(rank - 1)]
-    # Typed names: cutile reads the static extents from the declared types.
-    extents_type = ir.ExtentsType("Shape", (-1,) * rank)
-    strides_type = ir.ExtentsType("Array", (-1,) * (rank - 1) + (1,))
-    shape = w.sem.bind_temp(out, f"{name}_shape", extents_type, ir.Lit(
-        f"Shape::<{{ [{', '.join(map(str, extents_type.dims))}] }}> {{ dims: &[{', '.join(extents)}] }}"))
-    stride = w.sem.bind_temp(out, f"{name}_strides", strides_type, ir.Lit(
-        f"Array::<{{ [{', '.join(map(str, strides_type.dims))}] }}> {{ dims: &[{', '.join(strides)}] }}"))
-    view = ir.Call("make_tensor_view", (base_ptr.expr, shape.expr, stride.expr, ir.Call("new_token_unordered")))
-    out.append(ir.Let(name, ir.TensorType(f"${name}", (-1,) * rank), ir.Unsafe(
-        view, reason=f"the row describes an array of `{listed.name}` that the launcher admitted (device, "
-                     "dtype, contiguous rows, no output overlapping any other argument) and keeps alive "
-                     "until the launch completes"), w.state.line))
-    item = ir.ArrayParam(name, rank, f"${name}")
-    w.state.arrays[name] = item
-    w.state.items[name] = listed.name
-    w.state.union.union(f"${listed.name}", f"${name}")
-    for uses in (w.state.uses, w.state.counted):
-        uses.setdefault(name, ArrayUse())
-    w.state.unsafe_reasons.append(f"indexes the list of arrays '{listed.name}' (a tensor view made from a pointer)")
-    return Value("array", py=name, expr=ir.Var(name))
 
 
 def _partition(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
@@ -234,10 +154,10 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
                                    "supported yet")
         view = _mutable_view(w.state, array, shape, padding, "it is updated in place", out)
         # Bound to a typed name: cutile infers no type for a raw view load inside an expression.
-        return w.sem.bind_temp(out, hint, tile_type, _tile_load(w, view, idx, latency, tma, out, tile_type,
+        return w.sem.bind_temp(out, hint, tile_type, tile_load(w, view, idx, latency, tma, out, tile_type,
                                                                      mutable=True))
     part = _partition(w.state, array, shape, padding, order, out)
-    return w.sem.bind_temp(out, hint, tile_type, _tile_load(w, part, idx, latency, tma, out, tile_type))
+    return w.sem.bind_temp(out, hint, tile_type, tile_load(w, part, idx, latency, tma, out, tile_type))
 
 
 def _latency_value(w: Walker, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> int | str | None:
@@ -276,7 +196,7 @@ def _tma_value(w: Walker, node: ast.Call, tma_node: ast.expr | None, out: list[i
     return tma.py
 
 
-def _tile_load(w: Walker, part: ir.Expr, idx: ir.Index, latency: int | str | None, tma: bool | ir.Expr,
+def tile_load(w: Walker, part: ir.Expr, idx: ir.Index, latency: int | str | None, tma: bool | ir.Expr,
                out: list[ir.Stmt], tile_type: ir.TileType | None = None, mutable: bool = False) -> ir.Expr:
     """A partition load with the optional latency hint and TMA switch of ct.load; from a
     mutable view (`mutable`) when the kernel also writes the array."""
@@ -289,7 +209,7 @@ def _tile_load(w: Walker, part: ir.Expr, idx: ir.Index, latency: int | str | Non
         out.append(ir.Let(name, tile_type, zero, w.state.line, mutable=True))
         branches: list[list[ir.Stmt]] = [[], []]
         for branch, flag in zip(branches, (True, False)):
-            branch.append(ir.Assign(name, _tile_load(w, part, idx, latency, flag, branch, mutable=mutable),
+            branch.append(ir.Assign(name, tile_load(w, part, idx, latency, flag, branch, mutable=mutable),
                                     w.state.line))
         out.append(ir.IfElse(tma, branches[0], branches[1], w.state.line))
         return ir.Var(name)
@@ -321,7 +241,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
     array = array_arg(w, args["array"], out)
     w.state.count(array, "stores")
     index = _index(w, args["index"], out)
-    tile = w.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile")
+    tile = _stored(w, node, w.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile"), array, len(index), out)
     if tile.kind == "tile":
         w.state.site(array, "stores", tile.shape, index)
     if _order(w, args.get("order"), len(index), out) is not None:
@@ -337,6 +257,18 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         return _unchecked_store(w, node, array, index, tile, "a store with allow_tma or latency hints",
                                      out, hints=hints)
     return _store(w, node, args["tile"], array, index, tile, out)
+
+
+def _stored(w: Walker, node: ast.Call, tile: Value, array: ir.ArrayParam, rank: int, out: list[ir.Stmt]) -> Value:
+    """What ct.store stores: a scalar or a number as a 0-d tile (a number of the array's dtype), and
+    a 0-d tile as a block of ones of the index's rank, as cuTile Python reshapes it."""
+    hint = f"{rust_name(array.name)}_tile"
+    if tile.kind == "scalar" or (tile.kind == "const" and type(tile.py) in (int, float)):
+        tile = w.sem.splat(tile, tile.dtype if tile.kind == "scalar" else f"${array.name}", (), out, hint, node)
+    if tile.kind != "tile" or tile.shape != () or not rank:
+        return tile
+    return w.sem.bind_temp(out, hint, ir.TileType(tile.dtype, (1,) * rank),
+                           ir.Method(tile.expr, "reshape", (ir.Shape((1,) * rank),)))
 
 
 def _store_hints(w: Walker, node: ast.Call, args: dict, out: list[ir.Stmt]) -> tuple[ir.Expr, ir.Expr] | None:
@@ -753,7 +685,7 @@ def _lifted_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, 
     _set_rank(w.state, array, len(index), node)
     part = _partition(w.state, array, shape, padding, out=out)
     idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
-    row = w.sem.bind_temp(out, hint, ir.TileType(f"${array.name}", shape), _tile_load(w, 
+    row = w.sem.bind_temp(out, hint, ir.TileType(f"${array.name}", shape), tile_load(w,
         part, idx, _latency_value(w, node, args.get("latency"), out), True, out))
     if len(shape) == 1:
         return row

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import math
+import struct
 from typing import TYPE_CHECKING
 
 from ... import ir
@@ -125,7 +126,51 @@ def ct_num_blocks(w: Walker, node: ast.Call, out, hint) -> Value:
 @ct_op("astype")
 def ct_astype(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "dtype"], 2)
-    return w.sem.convert(w.tile_arg(args["x"], out, hint), w.dtype_arg(args["dtype"], out), out, hint)
+    x, dtype = w.expr(args["x"], out, hint), w.dtype_arg(args["dtype"], out)
+    if x.kind == "const":
+        return _number_as(w, node, x, dtype, out, hint)
+    return w.sem.convert(w.tile_arg(args["x"], out, hint), dtype, out, hint)
+
+
+def _number_as(w: Walker, node: ast.Call, x: Value, dtype: str, out, hint) -> Value:
+    """`ct.astype(7, ct.float16)` as cuTile Python computes it: a number already of the dtype it
+    types the literal (an int is i32, a float f32) is left a number; any other becomes a constant
+    of that dtype (`int()` truncates), which then promotes as a tile of it does. Where the dtype
+    does not hold the value exactly, where cuTile Python rounds it is not known: refused."""
+    root = w.state.union.find(dtype)
+    if not isinstance(x.py, (bool, int, float)) or root.startswith("$"):
+        raise w.error(node, "ct.astype of a number to an array's dtype is not supported yet")
+    literal = "bool" if isinstance(x.py, bool) else "i32" if isinstance(x.py, int) else "f32"
+    if root == literal:
+        return x
+    if root == "bool":
+        return w.sem.scalar_tile(ir.Lit("true" if x.py else "false"), "bool", (), out, hint)
+    if root in ("i32", "i64"):
+        value = int(x.py)
+        if not -2 ** (int(root[1:]) - 1) <= value < 2 ** (int(root[1:]) - 1):
+            raise w.error(node, f"{value} does not fit in {root}")
+        return w.sem.splat(Value("const", py=value), root, (), out, hint, node)
+    if root not in ("f32", "f16", "bf16", "f64") or not _exact_in(float(x.py), root):
+        raise w.error(node, f"ct.astype({x.py!r}, {root}) of a number is not supported yet (it rounds the "
+                            "number, or the dtype is not one tried here)")
+    return w.sem.convert(w.sem.splat(Value("const", py=float(x.py)), "f32" if root != "f64" else "f64", (), out,
+                                     hint, node), root, out, hint)
+
+
+def _exact_in(value: float, dtype: str) -> bool:
+    """Whether a float dtype holds `value` exactly (f64, f32, f16, bf16)."""
+    if dtype == "f64":
+        return True
+    try:
+        if dtype == "f16":
+            return struct.unpack("<e", struct.pack("<e", value))[0] == value
+        if dtype in ("f32", "bf16"):
+            bits = struct.unpack("<I", struct.pack("<f", value))[0]
+            exact = struct.unpack("<f", struct.pack("<I", bits))[0] == value
+            return exact and (dtype == "f32" or not bits & 0xFFFF)  # bf16: an f32 with its low 16 bits zero
+    except (OverflowError, struct.error):
+        return False
+    return False
 
 
 def tile_method(w: Walker, node: ast.Call, recv: Value, name: str, out, hint) -> Value:
@@ -373,7 +418,7 @@ def ct_arange(w: Walker, node: ast.Call, out, hint) -> Value:
 @ct_op("where")
 def ct_where(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["cond", "x", "y"], 3)
-    cond = w.tile_arg(args["cond"], out, hint)
+    cond = w.tile_or_number_arg(args["cond"], out, hint)
     if w.state.union.find(cond.dtype) != "bool":
         raise w.error(args["cond"], "ct.where needs a bool tile (a comparison) as its condition")
     x, y = w.expr(args["x"], out, hint), w.expr(args["y"], out, hint)
