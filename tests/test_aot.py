@@ -88,6 +88,21 @@ def test_recorded_launches_become_the_shipped_specializations(tmp_path, monkeypa
     assert [s.generics for s in crate.shipments["vector_add"]] == [["f16", "1024"]]
 
 
+def test_a_distilled_log_translates_and_ships_nothing(tmp_path):
+    """A log of specializations only (`recorded_launches.distill`: no shapes, as TileGym's recorded
+    launches are kept) still gives the launchers their dtypes; nothing of it can be shipped."""
+    from tilebridge.translator import recorded_launches
+
+    runtime = tbuild.RUNTIME_CRATE
+    launches = recorded_launches.read([_log(tmp_path)])
+    distilled = tmp_path / "distilled.json"
+    distilled.write_text(recorded_launches.distill(launches, "test"))
+    crate = translate(str(EXAMPLES / "vector_add.py"), runtime_path=runtime,
+                      launches=recorded_launches.read([distilled]))
+    assert crate.shipments["vector_add"] == []
+    assert "distilled" in crate.not_shipped["vector_add"][0]
+
+
 def test_a_kernel_without_constants_ships_every_dtype_at_aligned_shapes(tmp_path):
     path = tmp_path / "add_one.py"
     path.write_text(CONSTANT_FREE)

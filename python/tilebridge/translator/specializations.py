@@ -198,6 +198,9 @@ def shipments(kir: ir.KernelIR, logged: list[launches.Launch]) -> tuple[list[Shi
     out, why = [], []
     mine = [l for l in launches.of_kernel(logged, kir) if _takes_scalars(kir, l)]
     for launch in mine:
+        if not all("shape" in launch.args[a.name] for a in kir.arrays):
+            why.append("a recorded launch without the arrays' shapes (a distilled log) cannot be shipped")
+            continue
         spec = recorded_specialization(kir, launch)
         if isinstance(spec, str) or json.dumps([spec.generics, spec.strides]) not in accepted:
             why.append(f"a recorded launch the launcher does not take: {spec if isinstance(spec, str) else spec.generics}")
