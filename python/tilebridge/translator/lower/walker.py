@@ -648,23 +648,21 @@ class Walker:
                 raise self.error(node, f"missing argument '{n}'")
         return bound
 
-    def tile_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str) -> Value:
+    def tile_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str, numbers: bool = False) -> Value:
         """A tile operand; a runtime scalar there is a 0-d tile of its dtype, as cuTile Python takes
-        it (`ct.sqrt(f)`). Not a number: cuTile Python folds `ct.exp(2.0)` into a constant."""
-        val = self.expr(node, out, hint)
+        it (`ct.sqrt(f)`). Not a number (cuTile Python folds `ct.exp(2.0)` into a constant), unless
+        `numbers`: then a number is a 0-d tile of the dtype cuTile Python types the literal (bool,
+        i32 or f32), as the condition of `ct.where(True, ...)` is."""
+        return self.as_tile(self.expr(node, out, hint), node, out, hint, numbers)
+
+    def as_tile(self, val: Value, node: ast.expr, out: list[ir.Stmt], hint: str, numbers: bool = False) -> Value:
+        """`tile_arg` of an operand already evaluated."""
+        if numbers and val.kind == "const" and isinstance(val.py, (bool, int, float)):
+            if isinstance(val.py, bool):
+                return self.sem.scalar_tile(ir.Lit("true" if val.py else "false"), "bool", (), out, hint)
+            return self.sem.splat(val, "i32" if isinstance(val.py, int) else "f32", (), out, hint, node)
         if val.kind == "scalar":
             return self.sem.scalar_tile(val.expr, val.dtype, (), out, hint)
         if val.kind != "tile":
             raise self.error(node, "expected a tile")
         return val
-
-    def tile_or_number_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str) -> Value:
-        """`tile_arg`, where a number is a 0-d tile too, of the dtype cuTile Python types the literal
-        (bool, i32 or f32): a condition `ct.where(True, ...)`."""
-        val = self.expr(node, out, hint)
-        if val.kind == "const" and isinstance(val.py, (bool, int, float)):
-            dtype = "bool" if isinstance(val.py, bool) else "i32" if isinstance(val.py, int) else "f32"
-            if dtype == "bool":
-                return self.sem.scalar_tile(ir.Lit("true" if val.py else "false"), "bool", (), out, hint)
-            return self.sem.splat(val, dtype, (), out, hint, node)
-        return self.tile_arg(node, out, hint)

@@ -129,7 +129,7 @@ def ct_astype(w: Walker, node: ast.Call, out, hint) -> Value:
     x, dtype = w.expr(args["x"], out, hint), w.dtype_arg(args["dtype"], out)
     if x.kind == "const":
         return _number_as(w, node, x, dtype, out, hint)
-    return w.sem.convert(w.tile_arg(args["x"], out, hint), dtype, out, hint)
+    return w.sem.convert(w.as_tile(x, args["x"], out, hint), dtype, out, hint)
 
 
 def _number_as(w: Walker, node: ast.Call, x: Value, dtype: str, out, hint) -> Value:
@@ -418,7 +418,7 @@ def ct_arange(w: Walker, node: ast.Call, out, hint) -> Value:
 @ct_op("where")
 def ct_where(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["cond", "x", "y"], 3)
-    cond = w.tile_or_number_arg(args["cond"], out, hint)
+    cond = w.tile_arg(args["cond"], out, hint, numbers=True)
     if w.state.union.find(cond.dtype) != "bool":
         raise w.error(args["cond"], "ct.where needs a bool tile (a comparison) as its condition")
     x, y = w.expr(args["x"], out, hint), w.expr(args["y"], out, hint)
