@@ -227,27 +227,73 @@ pub(crate) fn launch_spec(
     spec
 }
 
-/// What a launch specializes a kernel on, beyond the kernel itself.
+/// What a launch specializes one array on ([`launch_spec`]) in one word, with no allocation: its
+/// dtype, its rank, whether its base is 16-byte aligned and its elements disjoint, and for each of
+/// its first [`SPECIALIZED_DIMS`] dimensions whether the extent is divisible by 16, the stride a
+/// multiple of 16 bytes, and the stride 1. Two arrays with one word have one [`launch_spec`].
+fn packed_spec(elem: ElemType, ptr: u64, shape: &[i32], strides: &[i32]) -> u64 {
+    let elem_bytes = elem.size_in_bytes() as i64;
+    let mut word = (elem as u64) | ((shape.len() as u64 & 0xff) << 8);
+    word |= (ptr.is_multiple_of(16) as u64) << 16;
+    word |= (disjoint(shape, strides) as u64) << 17;
+    if shape.len() <= SPECIALIZED_DIMS {
+        for (i, (&d, &s)) in shape.iter().zip(strides).enumerate() {
+            let bits = (d % 16 == 0) as u64
+                | (((s as i64 * elem_bytes) % 16 == 0) as u64) << 1
+                | ((s == 1) as u64) << 2;
+            word |= bits << (18 + 3 * i);
+        }
+    }
+    word
+}
+
+/// Whether no two elements of an array share an address, as cutile's `compute_spec` decides it
+/// (its i32 arithmetic included): its (stride, extent) pairs sorted, each stride positive and at
+/// least the previous one's span.
+fn disjoint(shape: &[i32], strides: &[i32]) -> bool {
+    let mut stack = [(0i32, 0i32); 16];
+    let mut heap;
+    let pairs: &mut [(i32, i32)] = if shape.len() <= stack.len() {
+        &mut stack[..shape.len()]
+    } else {
+        heap = vec![(0, 0); shape.len()];
+        &mut heap
+    };
+    for (slot, (&s, &d)) in pairs.iter_mut().zip(strides.iter().zip(shape)) {
+        *slot = (s, d);
+    }
+    pairs.sort_unstable();
+    pairs.first().is_none_or(|&(s, _)| s > 0)
+        && pairs
+            .windows(2)
+            .all(|w| w[1].0 > 0 && w[1].0 >= w[0].0.wrapping_mul(w[0].1))
+}
+
+/// The most tensor parameters whose packed specializations a launch keeps on the stack.
+const STACK_TENSORS: usize = 16;
+
+/// What a launch specializes a kernel on, beyond the kernel itself: compared in place at every
+/// launch ([`Kernel::find`]), made owned only when a specialization is resolved.
 #[derive(Debug, PartialEq)]
 struct Key {
     device: usize,
     generics: Vec<Generic>,
-    tensors: Vec<(ElemType, SpecializationBits)>,
+    tensors: Vec<u64>,
     hints: Option<Hints>,
 }
 
 impl Key {
-    fn new(device: usize, generics: &[Generic], args: &[Arg], hints: Option<Hints>) -> Key {
-        Key {
-            device,
-            generics: generics.to_vec(),
-            tensors: args
-                .iter()
-                .filter_map(Arg::view)
-                .map(|v| (v.elem, v.spec()))
-                .collect(),
-            hints,
-        }
+    fn is(
+        &self,
+        device: usize,
+        generics: &[Generic],
+        tensors: &[u64],
+        hints: Option<Hints>,
+    ) -> bool {
+        self.device == device
+            && self.generics == generics
+            && self.tensors == tensors
+            && self.hints == hints
     }
 }
 
@@ -288,9 +334,18 @@ impl Kernel {
         }
     }
 
-    fn find(&self, key: &Key) -> Option<Arc<Resolved>> {
+    fn find(
+        &self,
+        device: usize,
+        generics: &[Generic],
+        tensors: &[u64],
+        hints: Option<Hints>,
+    ) -> Option<Arc<Resolved>> {
         let resolved = self.resolved.read().unwrap_or_else(|p| p.into_inner());
-        resolved.iter().find(|r| r.key == *key).cloned()
+        resolved
+            .iter()
+            .find(|r| r.key.is(device, generics, tensors, hints))
+            .cloned()
     }
 
     /// Compiles (or finds in cutile's cache) the specialization `key` stands for, and checks
@@ -305,11 +360,14 @@ impl Kernel {
     ) -> PyResult<Arc<Resolved>> {
         let kernel = launch.kernel;
         let generics: Vec<String> = key.generics.iter().map(|g| g.text()).collect();
-        // The key's specializations, one per tensor parameter, in the parameters' order.
-        let tensors = args.iter().filter(|a| a.view().is_some()).map(Arg::name);
-        let spec_args: Vec<(String, SpecializationBits)> = tensors
-            .zip(&key.tensors)
-            .map(|(name, (_, spec))| (name.to_string(), spec.clone()))
+        // Each tensor parameter's specialization, in the parameters' order.
+        let views: Vec<(&str, View)> = args
+            .iter()
+            .filter_map(|a| a.view().map(|v| (a.name(), v)))
+            .collect();
+        let spec_args: Vec<(String, SpecializationBits)> = views
+            .iter()
+            .map(|(name, v)| (name.to_string(), v.spec()))
             .collect();
         let stride_args = spec_args
             .iter()
@@ -321,8 +379,9 @@ impl Kernel {
         // cuTile Python specializes on no scalar's value: neither does a launch here (cutile's own
         // launcher specializes on integer scalars' divisibility, a compile per new divisor).
         let scalar_hints = Vec::new();
+        let elems: Vec<ElemType> = views.iter().map(|(_, v)| v.elem).collect();
         if let Some((function, validator)) =
-            self.shipped(kernel, context, &generics, &spec_args, &key)?
+            self.shipped(kernel, context, &generics, &spec_args, &elems, key.hints)?
         {
             check_layout(kernel, &validator, args)?;
             return Ok(self.keep(Resolved {
@@ -368,7 +427,8 @@ impl Kernel {
         context: &Arc<Context>,
         generics: &[String],
         spec_args: &[(String, SpecializationBits)],
-        key: &Key,
+        elems: &[ElemType],
+        hints: Option<Hints>,
     ) -> PyResult<Option<(Arc<Function>, Arc<Validator>)>> {
         if !crate::aot::any() {
             return Ok(None);
@@ -376,10 +436,10 @@ impl Kernel {
         let arch = get_gpu_name(context.ordinal());
         let tensors: Vec<(&str, &str, &SpecializationBits)> = spec_args
             .iter()
-            .zip(&key.tensors)
-            .map(|((name, spec), (elem, _))| (name.as_str(), elem.as_str(), spec))
+            .zip(elems)
+            .map(|((name, spec), elem)| (name.as_str(), elem.as_str(), spec))
             .collect();
-        let text = crate::aot::key(self.function, &arch, generics, &tensors, key.hints);
+        let text = crate::aot::key(self.function, &arch, generics, &tensors, hints);
         let Some(shipped) = crate::aot::find(&text) else {
             return Ok(None);
         };
@@ -512,10 +572,38 @@ impl<'py> Launch<'py> {
         let (stream, raw_stream) = self.stream(&context)?;
         let on_current_stream = self.on_current_stream()?;
         self.watch.lap(1);
-        let key = Key::new(context.ordinal(), generics, args, self.hints);
-        let resolved = match kernel.find(&key) {
+        let device = context.ordinal();
+        let mut stack = [0u64; STACK_TENSORS];
+        let mut heap = Vec::new();
+        let mut count = 0;
+        for v in args.iter().filter_map(Arg::view) {
+            let word = packed_spec(v.elem, v.ptr, v.shape, v.strides);
+            if count < STACK_TENSORS {
+                stack[count] = word;
+            } else {
+                if heap.is_empty() {
+                    heap.extend_from_slice(&stack);
+                }
+                heap.push(word);
+            }
+            count += 1;
+        }
+        let tensors = if count <= STACK_TENSORS {
+            &stack[..count]
+        } else {
+            &heap[..]
+        };
+        let resolved = match kernel.find(device, generics, tensors, self.hints) {
             Some(r) => r,
-            None => kernel.resolve(&self, &context, &stream, key, args)?,
+            None => {
+                let key = Key {
+                    device,
+                    generics: generics.to_vec(),
+                    tensors: tensors.to_vec(),
+                    hints: self.hints,
+                };
+                kernel.resolve(&self, &context, &stream, key, args)?
+            }
         };
         let name = self.kernel;
         check_static_extents(name, &resolved.validator, args)?;
@@ -643,4 +731,45 @@ pub fn counts() -> (u64, u64, u64) {
         LAUNCHES.load(Ordering::Relaxed),
         SHIPPED_LOADS.load(Ordering::Relaxed),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two arrays have one packed word exactly when cuTile Python's rule gives them one
+    /// specialization (`launch_spec`), over shapes, strides and addresses that differ in every
+    /// bit the rule reads.
+    #[test]
+    fn a_packed_word_is_one_launch_spec() {
+        let extents = [1, 15, 16, 48, 1000];
+        let mut cases = Vec::new();
+        for elem in [ElemType::F16, ElemType::F32, ElemType::I64] {
+            for ptr in [0x1000u64, 0x1004] {
+                for &a in &extents {
+                    for &b in &extents {
+                        for strides in [[b, 1], [1, a], [b + 3, 1], [0, 1], [b, 2]] {
+                            cases.push((elem, ptr, vec![a, b], strides.to_vec()));
+                        }
+                    }
+                    cases.push((elem, ptr, vec![a], vec![1]));
+                    cases.push((elem, ptr, vec![a; 6], vec![1; 6]));
+                }
+            }
+        }
+        for x in &cases {
+            for y in &cases {
+                let (px, py) = (
+                    packed_spec(x.0, x.1, &x.2, &x.3),
+                    packed_spec(y.0, y.1, &y.2, &y.3),
+                );
+                let bytes = |c: &(ElemType, u64, Vec<i32>, Vec<i32>)| c.0.size_in_bytes() as i32;
+                let same = x.0 == y.0
+                    && x.2.len() == y.2.len()
+                    && launch_spec(x.1, &x.2, &x.3, bytes(x))
+                        == launch_spec(y.1, &y.2, &y.3, bytes(y));
+                assert_eq!(px == py, same, "{x:?} / {y:?}");
+            }
+        }
+    }
 }
