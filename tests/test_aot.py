@@ -157,3 +157,13 @@ def test_aot_takes_architectures_only(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "tilebridge", "build", str(EXAMPLES / "vector_add.py"),
                            "--aot", "hopper"], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode != 0 and "--aot takes GPU architectures such as sm_90" in proc.stderr
+
+
+def test_a_bundle_holds_each_specialization_once():
+    """Two recorded launches of other shapes may specialize alike: one cubin for both."""
+    validator = json.dumps({"params": [], "launch_checks": []})
+    bundle = aot.pack("0123456789abcdef", [("k2", validator, b"\x7fELF-2"), ("k1", validator, b"\x7fELF-1"),
+                                           ("k2", validator, b"\x7fELF-2")])
+    key, cubins = aot.unpack(bundle)
+    assert key == "0123456789abcdef"
+    assert {k: c for k, (_, c) in cubins.items()} == {"k1": b"\x7fELF-1", "k2": b"\x7fELF-2"}

@@ -68,7 +68,7 @@ def key_of(shipments: dict[str, list], archs: Sequence[str]) -> bytes:
 def ship(wheel: Path, module: str, shipments: dict[str, list], archs: Sequence[str], build_key: str,
          quiet: bool = False) -> int:
     """Compiles the shipments for `archs` with the extension in `wheel` and adds the bundle to the
-    wheel; the number of cubins. Raises BuildError naming each one that fails (the wheel is then
+    wheel; the number of distinct cubins. Raises BuildError naming each one that fails (the wheel is then
     left as maturin made it, and is not marked built)."""
     todo = jobs(shipments, archs)
     if not todo:
@@ -82,19 +82,22 @@ def ship(wheel: Path, module: str, shipments: dict[str, list], archs: Sequence[s
         raise_failures(module, failures, len(todo), f"do not compile to a {'/'.join(archs)} cubin")
     if len(results) != len(todo):
         raise BuildError(f"compiling {module}'s cubins: {len(results)} results for {len(todo)} specializations")
-    bundle = pack(build_key, [(r["key"], r["validator"], base64.b64decode(r["cubin"])) for r in results])
-    add_to_wheel(wheel, f"{module}/{BUNDLE}", bundle)
-    return len(results)
+    cubins = [(r["key"], r["validator"], base64.b64decode(r["cubin"])) for r in results]
+    add_to_wheel(wheel, f"{module}/{BUNDLE}", pack(build_key, cubins))
+    return len({key for key, _, _ in cubins})
 
 
 def pack(build_key: str, cubins: list[tuple[str, str, bytes]]) -> bytes:
-    """The bundle of `(key, validator JSON, cubin)` for the extension of build `build_key`."""
+    """The bundle of `(key, validator JSON, cubin)` for the extension of build `build_key`, each key
+    once (two recorded launches of other shapes may specialize alike)."""
+    by_key = {key: (validator, cubin) for key, validator, cubin in cubins}
     entries, offset = [], 0
-    for key, validator, cubin in sorted(cubins):
+    for key in sorted(by_key):
+        validator, cubin = by_key[key]
         entries.append({"key": key, "validator": json.loads(validator), "offset": offset, "len": len(cubin)})
         offset += len(cubin)
     index = json.dumps({"build_key": build_key, "entries": entries}, separators=(",", ":"))
-    return MAGIC + index.encode() + b"\n" + b"".join(c for _, _, c in sorted(cubins))
+    return MAGIC + index.encode() + b"\n" + b"".join(by_key[key][1] for key in sorted(by_key))
 
 
 def unpack(bundle: bytes) -> tuple[str, dict[str, tuple[dict, bytes]]]:
@@ -105,6 +108,14 @@ def unpack(bundle: bytes) -> tuple[str, dict[str, tuple[dict, bytes]]]:
     index = json.loads(line)
     return index["build_key"], {e["key"]: (e["validator"], blobs[e["offset"]:e["offset"] + e["len"]])
                                 for e in index["entries"]}
+
+
+def shipped_in(wheel: Path, module: str) -> int:
+    """How many cubins `wheel` ships (0 without a bundle)."""
+    with zipfile.ZipFile(wheel) as z:
+        if f"{module}/{BUNDLE}" not in z.namelist():
+            return 0
+        return len(unpack(z.read(f"{module}/{BUNDLE}"))[1])
 
 
 def add_to_wheel(wheel: Path, name: str, data: bytes) -> None:

@@ -251,7 +251,7 @@ def build(
             compile_all(wheel, crate.module, crate.specializations, quiet=quiet)
         if install and installed_key(crate.module) != key:  # one pip at a time, too
             install_wheel(wheel, quiet=quiet)
-    shipped = sum(len(s) for s in crate.shipments.values()) * len(aot)
+    shipped = ahead_of_time.shipped_in(wheel, crate.module) if aot else 0
     return BuildResult(crate.module, crate_dir, wheel, key, rebuilt=not fresh, skipped=crate.skipped,
                        warnings=compiler_warnings(crate_dir), shipped=shipped,
                        not_shipped=crate.not_shipped if aot else {})
