@@ -378,6 +378,9 @@ class Semantics:
             base, exponent = (self.zero_d(v, out, hint, node) for v in (base, exponent))
         int_exponent = (exponent.kind == "const" and isinstance(exponent.py, int) and not isinstance(exponent.py, bool)
                         ) or (exponent.kind in ("scalar", "tile") and self.state.union.find(exponent.dtype) == "i32")
+        if int_exponent and base.kind != "tile" and (
+                (base.kind == "const" and isinstance(base.py, float)) or (base.kind == "scalar" and base.dtype == "f32")):
+            base = self.zero_d(base, out, hint, node)  # `2.0 ** i`: the float as an f32 tile, as cuTile Python takes it
         if base.kind == "tile" and self.float_only(base.dtype) and int_exponent:
             if exponent.kind == "const" and not -2**31 <= exponent.py < 2**31:
                 raise self.error(node, f"the exponent {exponent.py} does not fit in an i32")
