@@ -19,7 +19,6 @@
 //! per entry, its key, validator, offset and length), then the cubins.
 
 use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -33,15 +32,13 @@ use cutile::cutile_compiler::cuda_tile_runtime_utils::{
     run_tileiras, selected_bytecode_version, serialize_tile_ir_bytecode_for_version,
     TileirasOptions,
 };
-use cutile::cutile_compiler::error::JITError;
 use cutile::cutile_compiler::specialization::{DivHint, SpecializationBits};
 use cutile::cutile_compiler::tile_library::link_tile_libraries;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::{json, Value};
 
-use crate::compile::array_spec;
-use crate::error::{error, panic_message, Kind};
+use crate::compile::{array_spec, on_cpu};
 use crate::launch::{compile_options, Hints};
 
 /// The bundle's name, in the extension's package folder.
@@ -114,56 +111,43 @@ pub fn compile_cubin<'py>(
         .map(|(a, s)| (a.0.as_str(), a.1.as_str(), s))
         .collect();
     let key = key(function, arch, &generics, &tensors, hints);
-    let compiled = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| -> Result<_, JITError> {
-            let options = compile_options(hints)
-                .unwrap_or_default()
-                .with_default_tile_libraries()
-                .with_jit_env_overrides()?;
-            let modules = CUDATileModules::from_kernel(module_ast())?;
-            let strides: Vec<(&str, &[i32])> = strides
-                .iter()
-                .map(|(n, s)| (n.as_str(), s.as_slice()))
-                .collect();
-            let spec_args: Vec<(&str, &SpecializationBits)> =
-                tensors.iter().map(|(n, _, s)| (*n, *s)).collect();
-            let version = selected_bytecode_version()?;
-            let compiler = CUDATileFunctionCompiler::new(
-                &modules,
-                module,
-                function,
-                &generics,
-                &strides,
-                &spec_args,
-                &[],
-                None,
-                arch.to_string(),
-                &options,
-            )?
-            .with_target_capabilities(
-                cutile_ir::capabilities::TargetCapabilities::new(version, arch),
-            )?;
-            let tile_module = compiler.compile()?;
-            // After compiling: the launch checks are gathered while it compiles.
-            let validator = compiler.get_validator();
-            let (bytecode, _) = serialize_tile_ir_bytecode_for_version(&tile_module, version)?;
-            let libraries = link_tile_libraries(&tile_module, &options.tile_libraries)?;
-            let tileiras = TileirasOptions::from_compile_options(&options).with_tilelibs(libraries);
-            let cubin = run_tileiras(&bytecode, arch, &tileiras)?;
-            Ok((validator, cubin))
-        }))
-    });
-    let (validator, cubin) = compiled
-        .map_err(|payload| {
-            error(
-                Kind::Compile,
-                format!(
-                    "{module}::{function}: cutile's compiler panicked: {}",
-                    panic_message(&*payload)
-                ),
-            )
-        })?
-        .map_err(|e| error(Kind::Compile, format!("{module}::{function}: {e}")))?;
+    let (validator, cubin) = on_cpu(py, module, function, || {
+        let options = compile_options(hints)
+            .unwrap_or_default()
+            .with_default_tile_libraries()
+            .with_jit_env_overrides()?;
+        let modules = CUDATileModules::from_kernel(module_ast())?;
+        let strides: Vec<(&str, &[i32])> = strides
+            .iter()
+            .map(|(n, s)| (n.as_str(), s.as_slice()))
+            .collect();
+        let spec_args: Vec<(&str, &SpecializationBits)> =
+            tensors.iter().map(|(n, _, s)| (*n, *s)).collect();
+        let version = selected_bytecode_version()?;
+        let compiler = CUDATileFunctionCompiler::new(
+            &modules,
+            module,
+            function,
+            &generics,
+            &strides,
+            &spec_args,
+            &[],
+            None,
+            arch.to_string(),
+            &options,
+        )?
+        .with_target_capabilities(cutile_ir::capabilities::TargetCapabilities::new(
+            version, arch,
+        ))?;
+        let tile_module = compiler.compile()?;
+        // After compiling: the launch checks are gathered while it compiles.
+        let validator = compiler.get_validator();
+        let (bytecode, _) = serialize_tile_ir_bytecode_for_version(&tile_module, version)?;
+        let libraries = link_tile_libraries(&tile_module, &options.tile_libraries)?;
+        let tileiras = TileirasOptions::from_compile_options(&options).with_tilelibs(libraries);
+        let cubin = run_tileiras(&bytecode, arch, &tileiras)?;
+        Ok((validator, cubin))
+    })?;
     Ok((
         key,
         validator_to_json(&validator).to_string(),

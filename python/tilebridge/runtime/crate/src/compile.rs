@@ -8,6 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cutile::compile_api::KernelCompiler;
 use cutile::cutile_compiler::ast::Module;
+use cutile::cutile_compiler::error::JITError;
 use cutile::cutile_compiler::specialization::SpecializationBits;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -51,39 +52,48 @@ pub fn compile_only<'py>(
             ))
         })
         .collect::<PyResult<Vec<(&str, SpecializationBits)>>>()?;
-    // cutile's front end panics on some input it does not take (e.g. a form of a generic it
-    // cannot parse): that is a compile error of this kernel, not a crash of the caller.
-    let compiled = py.detach(|| {
-        catch_unwind(AssertUnwindSafe(|| {
-            let strides: Vec<(&str, &[i32])> = strides
-                .iter()
-                .map(|(name, s)| (name.as_str(), s.as_slice()))
-                .collect();
-            let mut compiler = KernelCompiler::new(module_ast, module, function)
-                .generics(generics)
-                .strides(&strides)
-                .spec_args(&specs)
-                .target(target);
-            if let Some(options) = compile_options(hints) {
-                compiler = compiler.options(options);
-            }
-            let artifacts = compiler.compile()?;
-            let bytecode = artifacts.bytecode()?;
-            Ok::<_, cutile::cutile_compiler::error::JITError>((artifacts.ir_text(), bytecode))
-        }))
-    });
-    let result = compiled.map_err(|payload| {
-        error(
-            Kind::Compile,
-            format!(
-                "{module}::{function}: cutile's compiler panicked: {}",
-                panic_message(&*payload)
-            ),
-        )
+    let (ir, bytecode) = on_cpu(py, module, function, || {
+        let strides: Vec<(&str, &[i32])> = strides
+            .iter()
+            .map(|(name, s)| (name.as_str(), s.as_slice()))
+            .collect();
+        let mut compiler = KernelCompiler::new(module_ast, module, function)
+            .generics(generics)
+            .strides(&strides)
+            .spec_args(&specs)
+            .target(target);
+        if let Some(options) = compile_options(hints) {
+            compiler = compiler.options(options);
+        }
+        let artifacts = compiler.compile()?;
+        let bytecode = artifacts.bytecode()?;
+        Ok((artifacts.ir_text(), bytecode))
     })?;
-    let (ir, bytecode) =
-        result.map_err(|e| error(Kind::Compile, format!("{module}::{function}: {e}")))?;
     Ok((ir, PyBytes::new(py, &bytecode)))
+}
+
+/// Runs a compile of `module::function` on this thread with the GIL released, as a
+/// `CompileError` where cutile fails or panics. cutile's front end panics on some input it does
+/// not take (e.g. a form of a generic it cannot parse): that is a compile error of this kernel,
+/// not a crash of the caller.
+pub(crate) fn on_cpu<T: Send>(
+    py: Python<'_>,
+    module: &str,
+    function: &str,
+    compile: impl FnOnce() -> Result<T, JITError> + Send,
+) -> PyResult<T> {
+    let compiled = py.detach(|| catch_unwind(AssertUnwindSafe(compile)));
+    compiled
+        .map_err(|payload| {
+            error(
+                Kind::Compile,
+                format!(
+                    "{module}::{function}: cutile's compiler panicked: {}",
+                    panic_message(&*payload)
+                ),
+            )
+        })?
+        .map_err(|e| error(Kind::Compile, format!("{module}::{function}: {e}")))
 }
 
 /// The specialization a launch computes for an array of this shape, strides and base address.
