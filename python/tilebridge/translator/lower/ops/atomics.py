@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from ... import ir
 from ...rust_syntax import rust_name
 from ..bindings import Value
-from .memory import array_arg, as_array_dtype, check_unchecked_output, pointer_token, pointers
+from .memory import (array_arg, as_scattered, bind_loaded, check_unchecked_output, lanes_inside, pointer_token,
+                     pointers)
 from .registry import register
 
 if TYPE_CHECKING:
@@ -41,16 +42,15 @@ def _enum(w: Walker, node: ast.expr | None, names: dict[str, str], default: str,
 
 def _operand(w: Walker, node: ast.expr, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], exact: bool,
              out: list[ir.Stmt], hint: str) -> Value:
-    """An update (or compared) value as a tile of the array's dtype and the addresses' shape."""
+    """An update (or compared) value as a scatter writes it (`memory.as_scattered`); a bitwise
+    atomic's tile must already have the array's dtype, as cuTile Python requires."""
     val = w.expr(node, out, hint=hint)
-    if val.kind == "tile":
+    if val.kind == "tile" and exact:
         own = w.state.union.find(val.dtype) == w.state.union.find(f"${array.name}")
-        if exact and not own and not w.state.union.find(val.dtype).startswith("$"):
+        if not own and not w.state.union.find(val.dtype).startswith("$"):
             raise w.error(node, "a bitwise atomic takes an update of the array's own dtype, as cuTile Python "
                                 "requires")
-        val = as_array_dtype(w, val, array, out)
-        return w.sem.broadcast(val, shape, out, hint)
-    return w.sem.splat(val, f"${array.name}", shape, out, hint, node)
+    return as_scattered(w, node, val, array, shape, out, hint)
 
 
 def _atomic(w: Walker, node: ast.Call, op: str, out: list[ir.Stmt], hint: str) -> Value:
@@ -78,20 +78,13 @@ def _atomic(w: Walker, node: ast.Call, op: str, out: list[ir.Stmt], hint: str) -
     operands = [_operand(w, args[v], array, shape, exact, out, f"{x}_{v}").expr for v in values]
     array.written = True
     w.state.unsafe_reasons.append(f"updates '{array.name}' atomically through pointers")
-    why = (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
-           else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
-                f"`{array.name}`")
     token = pointer_token(w.state, array, scatter=True)
     call = ir.Call("atomic_cas_tko" if cas else "atomic_rmw_tko", (
         ptrs, *operands, *(() if cas else (ir.Lit(f"atomic::{mode}"),)), ir.Lit(f"ordering::{order}"),
         ir.Lit(f"scope::{scope}"), ir.Call("Some", (mask,)) if mask else ir.Lit("None"),
         ir.Call("Some", (token,)) if token else ir.Lit("None")))
-    tile_type = ir.TileType(f"${array.name}", shape)
-    name = w.state.fresh(hint)
-    out.append(ir.Let(name, ir.LoadedType(tile_type), ir.Unsafe(call, reason=why), w.state.line))
-    if token:
-        out.append(ir.Assign(token.name, ir.Var(f"_{name}_token"), w.state.line))
-    return Value("tile", tile_type, ir.Var(name))
+    return bind_loaded(w, ir.TileType(f"${array.name}", shape), ir.Unsafe(call, reason=lanes_inside(array, mask)),
+                       token, out, hint)
 
 
 def _handler(op: str):

@@ -470,9 +470,15 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
         reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
                                            "requires" if w.state.read_and_written(array) else
                                            "; it is only read in this kernel"))
-    tile_type = ir.TileType(f"${array.name}", shape)
+    return bind_loaded(w, ir.TileType(f"${array.name}", shape), load, token, out, hint)
+
+
+def bind_loaded(w: Walker, tile_type: ir.TileType, access: ir.Expr, token: ir.Var | None, out: list[ir.Stmt],
+                hint: str) -> Value:
+    """A pointer access that returns (tile, token) bound to a name; the array's token, where it has
+    one, moves on to the access's."""
     name = w.state.fresh(hint)
-    out.append(ir.Let(name, ir.LoadedType(tile_type), load, w.state.line))
+    out.append(ir.Let(name, ir.LoadedType(tile_type), access, w.state.line))
     if token:
         out.append(ir.Assign(token.name, ir.Var(f"_{name}_token"), w.state.line))
     else:
@@ -530,17 +536,11 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
             return lifted
     check_unchecked_output(w.state, node, array)
     shape, ptrs, mask = pointers(w, node, array, args, write=True, out=out, hint=hint)
-    value = w.expr(args["value"], out, hint=f"{rust_name(array.name)}_value")
-    if value.kind == "tile":
-        value = as_array_dtype(w, value, array, out)
-        value = w.sem.broadcast(value, shape, out, f"{rust_name(array.name)}_value")
-    else:
-        value = w.sem.splat(value, f"${array.name}", shape, out, f"{rust_name(array.name)}_value", node)
+    hint = f"{rust_name(array.name)}_value"
+    value = as_scattered(w, node, w.expr(args["value"], out, hint=hint), array, shape, out, hint)
     array.written = True
     w.state.unsafe_reasons.append(f"scatters to '{array.name}' through pointers")
-    why = (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
-           else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
-                f"`{array.name}`")
+    why = lanes_inside(array, mask)
     token = pointer_token(w.state, array, scatter=True)
     store = ir.Unsafe(ir.Call("store_ptr_tko", (
         ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
@@ -551,6 +551,22 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
         out.append(ir.Assign(token.name, store, w.state.line))
         return Value("tile", None, None)
     return Value("tile", None, store)
+
+
+def as_scattered(w: Walker, node: ast.AST, value: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...],
+                 out: list[ir.Stmt], hint: str) -> Value:
+    """What a scatter (or an atomic) writes at each address: a tile cast to the array's dtype and
+    broadcast to the addresses' shape, or a number or scalar splat to it."""
+    if value.kind == "tile":
+        return w.sem.broadcast(as_array_dtype(w, value, array, out), shape, out, hint)
+    return w.sem.splat(value, f"${array.name}", shape, out, hint, node)
+
+
+def lanes_inside(array: ir.ArrayParam, mask: ir.Expr | None) -> str:
+    """Why a write through pointers stays inside `array`: its mask, or the kernel's own promise."""
+    return (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
+            else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
+                 f"`{array.name}`")
 
 
 def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.Stmt]) -> Value:
