@@ -18,7 +18,7 @@ import os
 import sys
 import zipfile
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..dtypes import ARRAY_DTYPES
 from ..errors import BuildError
@@ -27,25 +27,13 @@ from .cubins import in_child, raise_failures
 BUNDLE = "kernels.cubins"  # in the extension's package folder (aot.rs reads it there)
 MAGIC = b"tilebridge-cubins 1\n"
 
-# The child: each job through the extension's `_aot_compile` (front end, then tileiras); one JSON
-# line per job: its key, validator and cubin (base64), or its error.
-_CHILD = """
-import base64, importlib, json, sys
-from concurrent.futures import ThreadPoolExecutor
-ext = importlib.import_module(sys.argv[1])
-jobs = json.loads(sys.stdin.read())
-def one(job):
-    try:
-        key, validator, cubin = ext._aot_compile(
-            job["kernel"], job["generics"], [tuple(s) for s in job["strides"]], job["arch"],
-            tuple(job["hints"]) if job["hints"] else None, [tuple(a) for a in job["arrays"]])
-        return {"key": key, "validator": validator, "cubin": base64.b64encode(cubin).decode()}
-    except Exception as e:
-        return {**job, "error": f"{type(e).__name__}: {e}"}
-with ThreadPoolExecutor(max_workers=int(sys.argv[2])) as pool:
-    for result in pool.map(one, jobs):
-        print(json.dumps(result), flush=True)
-"""
+def to_shipped(ext: Any, job: dict) -> dict:
+    """In the child (`cubins.in_child`): one job through the extension's `_aot_compile` (front end,
+    then tileiras): its key, validator and cubin (base64)."""
+    key, validator, cubin = ext._aot_compile(
+        job["kernel"], job["generics"], [tuple(s) for s in job["strides"]], job["arch"],
+        tuple(job["hints"]) if job["hints"] else None, [tuple(a) for a in job["arrays"]])
+    return {"key": key, "validator": validator, "cubin": base64.b64encode(cubin).decode()}
 
 
 def jobs(shipments: dict[str, list], archs: Sequence[str]) -> list[dict]:
@@ -76,7 +64,7 @@ def ship(wheel: Path, module: str, shipments: dict[str, list], archs: Sequence[s
     if not quiet:
         print(f"tilebridge: {len(todo)} specializations to {', '.join(archs)} cubins to ship (tileiras)",
               file=sys.stderr)
-    results = in_child(wheel, module, _CHILD, todo)
+    results = in_child(wheel, module, to_shipped, todo)
     failures = [r for r in results if "error" in r]
     if failures:
         raise_failures(module, failures, len(todo), f"do not compile to a {'/'.join(archs)} cubin")
