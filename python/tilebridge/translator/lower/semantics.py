@@ -399,12 +399,14 @@ class Semantics:
 
     def zero_d(self, v: Value, out: list[ir.Stmt], hint: str, node: ast.AST) -> Value:
         """A scalar or a number as the 0-d tile cuTile Python takes it for: a number of the dtype it
-        types the literal (i32 or f32), a scalar of its own."""
+        types the literal (bool, i32 or f32), a scalar of its own."""
         if v.kind == "scalar":
             return self.scalar_tile(v.expr, v.dtype, (), out, hint)
-        if v.kind == "const" and isinstance(v.py, (int, float)) and not isinstance(v.py, bool):
+        if v.kind == "const" and isinstance(v.py, bool):
+            return self.scalar_tile(ir.Lit("true" if v.py else "false"), "bool", (), out, hint)
+        if v.kind == "const" and isinstance(v.py, (int, float)):
             return self.splat(v, "i32" if isinstance(v.py, int) else "f32", (), out, hint, node)
-        raise self.error(node, f"{with_article(v.kind)} cannot be raised to a power here")
+        raise self.error(node, f"{with_article(v.kind)} cannot be a tile here")
 
     @staticmethod
     def meets_float_literal(lhs: Value, rhs: Value) -> bool:

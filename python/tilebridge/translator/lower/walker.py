@@ -657,12 +657,8 @@ class Walker:
 
     def as_tile(self, val: Value, node: ast.expr, out: list[ir.Stmt], hint: str, numbers: bool = False) -> Value:
         """`tile_arg` of an operand already evaluated."""
-        if numbers and val.kind == "const" and isinstance(val.py, (bool, int, float)):
-            if isinstance(val.py, bool):
-                return self.sem.scalar_tile(ir.Lit("true" if val.py else "false"), "bool", (), out, hint)
-            return self.sem.splat(val, "i32" if isinstance(val.py, int) else "f32", (), out, hint, node)
-        if val.kind == "scalar":
-            return self.sem.scalar_tile(val.expr, val.dtype, (), out, hint)
+        if val.kind == "scalar" or (numbers and val.kind == "const" and isinstance(val.py, (bool, int, float))):
+            return self.sem.zero_d(val, out, hint, node)
         if val.kind != "tile":
             raise self.error(node, "expected a tile")
         return val
