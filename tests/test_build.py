@@ -58,7 +58,9 @@ def test_launch_without_gpu_raises_device_error(examples_ext):
 
 
 @pytest.mark.parametrize("mutate, error, pattern", [
-    (lambda a: (a[0], FakeCudaArray((4096,), "<f2", 0x7100_0000), a[2]), tb.ArgumentError, "same dtype"),
+    # a + b of an f32 a and an f16 b is f32, as cuTile Python promotes it: an f16 c would narrow it
+    (lambda a: (a[0], FakeCudaArray((4096,), "<f2", 0x7100_0000), FakeCudaArray((4096,), "<f2", 0x7200_0000)),
+     tb.ArgumentError, r"promotion of the dtypes of 'a' \(f32\), 'b' \(f16\), 'c' \(f16\), which cuTile Python refuses"),
     (lambda a: fakes(typestr="<i4"), tb.ArgumentError, "was built for f32, f16, bf16"),
     (lambda a: (FakeCudaArray((64, 64)), a[1], a[2]), tb.ArgumentError, "must have rank 1"),
     # another view of an input: refused (the very same array is an in-place update, below)
@@ -473,7 +475,7 @@ def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):
 
 
 @pytest.mark.parametrize("target", ["examples", "control_flow", "math_ops", "checked_ops", "unchecked_stores",
-                                    "gathers", "language"])
+                                    "gathers", "language", "mixed_dtypes"])
 def test_generated_crates_build_without_compiler_warnings(examples_ext, target):
     """rustc warns about nothing in a generated crate (the build log's warnings; TileGym's crates
     are held to the same in tests/test_coverage.py). Built by the tests above: found, not rebuilt."""

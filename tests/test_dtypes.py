@@ -78,3 +78,14 @@ def test_torch_stand_in_names():
         "bfloat16": "bfloat16", "float64": "float64", "double": "float64", "int32": "int32",
         "int": "int32", "int64": "int64", "long": "int64", "int16": "int16", "int8": "int8",
         "uint8": "uint8", "bool": "bool_", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+
+
+def test_promotion_is_cutile_pythons():
+    """Every pair of dtypes promotes (or is refused) as cuTile Python's own `promote_dtypes` does."""
+    from tilebridge.translator import cutile_frontend
+
+    names = list(dtypes.DTYPES)
+    ours = {(a, b): dtypes.promote(a, b) for a in names for b in names}
+    theirs = {(a, b): cutile_frontend.promote(a, b) for a in names for b in names}
+    assert ours == theirs
+    assert dtypes.promote("f16", "f32") == "f32" and dtypes.promote("f16", "bf16") is None

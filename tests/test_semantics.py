@@ -128,3 +128,31 @@ def test_a_product_used_twice_or_rebound_stays_a_product(tmp_path):
     assert "p" in lets(k.body) and _calls(k.body, "fma") == 0
     k = lowered(tmp_path, LOAD_T + "p = t * 0.75\nfor i in range(2):\n    p = p * t\n" + STORE_T.format("p + t"))
     assert _calls(k.body, "fma") == 0  # reassigned in a loop: its value at the sum is not the first product
+
+
+def test_arrays_of_different_dtypes_promote_per_launch(tmp_path):
+    """`a * b` of two arrays keeps each array's own dtype, as cuTile Python does (an f16 x times an
+    f32 w is f32): a promotion the launcher binds per launch, which leaves out what cuTile Python
+    refuses (f16 with bf16, a store into a narrower array). They were tied into one dtype class,
+    and the launcher refused x f16 with w f32."""
+    k = lowered(tmp_path, "a = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n"
+                          "b = ct.load(w, index=(ct.bid(0),), shape=(TILE,))\n"
+                          "p = a * b\n"
+                          "ct.store(y, index=(ct.bid(0),), tile=p)\n", params="x, w, y, TILE: ct.Constant[int]")
+    assert [c.arrays for c in k.dtype_classes] == [["x"], ["w"], ["y"]]
+    assert [(p.rust_name, p.of, p.stored_into) for p in k.promoted] == [("PT", ["E0", "E1"], ["E2"])]
+    assert lets(k.body)["p"].type.dtype == "PT"
+    combos = k.launcher_combos()
+    assert ("f16", "f32", "f32") in combos and ("f16", "f16", "f32") in combos and ("bf16", "f32", "f32") in combos
+    assert not [c for c in combos if {"f16", "bf16"} <= set(c[:2])]  # cuTile Python mixes no f16 with bf16
+    assert ("f16", "f32", "f16") not in combos  # an f32 result stored into f16 would narrow
+    assert k.promotions(("f16", "f32", "f32")) == {"PT": "f32"}
+    assert k.promotions(("bf16", "bf16", "f32")) == {"PT": "bf16"}
+
+
+def test_arrays_meeting_where_nothing_converts_stay_tied(tmp_path):
+    """A tile of one array stored into another converts nothing here: the two arrays still share one
+    dtype class (the launcher requires them equal)."""
+    k = lowered(tmp_path, "a = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n"
+                          "ct.store(y, index=(ct.bid(0),), tile=a)\n", params="x, y, TILE: ct.Constant[int]")
+    assert [c.arrays for c in k.dtype_classes] == [["x", "y"]] and not k.promoted

@@ -127,6 +127,31 @@ def mma_accumulator(name: str) -> str | None:
     return d.mma_accumulator if d else None
 
 
+def promote(a: str, b: str) -> str | None:
+    """The dtype cuTile Python computes in where tiles of dtypes `a` and `b` meet (`a + b`,
+    `ct.where`, a store's implicit cast): None where it refuses to mix them. Its rule
+    (`promote_dtypes`), which a test holds this to over every pair: bool gives way to anything;
+    integers of one signedness widen, of two mix not at all; an integer gives way to a float;
+    floats widen, and two of one width (f16, bf16) mix not at all; tf32 and the fp8 dtypes mix with
+    nothing else."""
+    if a == b:
+        return a
+    da, db = DTYPES.get(a), DTYPES.get(b)
+    if da is None or db is None or {a, b} & {"tf32", "f8e4m3fn", "f8e5m2"}:
+        return None
+    if "bool" in (a, b):
+        return b if a == "bool" else a
+    if da.is_integer and db.is_integer:
+        if (a[0] == "u") != (b[0] == "u"):
+            return None
+        return a if da.itemsize > db.itemsize else b
+    if da.is_integer != db.is_integer:
+        return b if da.is_integer else a
+    if da.float_rank == db.float_rank:
+        return None
+    return a if da.float_rank > db.float_rank else b
+
+
 def cutile_python(name: str) -> Any:
     """The cuTile Python dtype object of `name` (`ct.float16` for `f16`)."""
     import cuda.tile as ct

@@ -4,7 +4,8 @@ extract, n-D transposes, prefix sums, index arrays, 0-d tiles, padded 2-D gather
 lists of arrays (checked_ops); constant and runtime branches, early exits (control_flow);
 rounding modes, hints, integer division and remainder, tf32 mma (math_ops); gathers and scatters
 (gathers); grid-stride loops and unchecked stores (unchecked_stores); powers, broadcasts, `while True`
-with break and continue, ct.static_iter, `in`, bool parameters and atomics (language)."""
+with break and continue, ct.static_iter, `in`, bool parameters and atomics (language); arrays of
+different dtypes promoted per launch (mixed_dtypes)."""
 
 import pytest
 
@@ -13,7 +14,8 @@ from tilebridge.verifier.check import load_cases, run_case
 from installed import FIXTURES
 
 # Cases per file: a case that stops being yielded (or run) must not pass unnoticed.
-CASES = {"checked_ops": 14, "control_flow": 19, "math_ops": 12, "gathers": 5, "unchecked_stores": 5, "language": 10}
+CASES = {"checked_ops": 14, "control_flow": 19, "math_ops": 12, "gathers": 5, "unchecked_stores": 5, "language": 10,
+         "mixed_dtypes": 8}
 # Every case must be bitwise: the exact ones are chosen so (small integers, one rounding per value),
 # and the others (exp, approximate division and tanh, tf32 mma of random values) compile to the same
 # operations as cuTile Python's, which the H200 round of 2026-12-04 showed bitwise. A tolerance would

@@ -99,6 +99,19 @@ def tile_ir(kernel: Any, sig: Any) -> bytes:
     return out.getvalue()
 
 
+def promote(a: str, b: str) -> str | None:
+    """cuTile Python's own promotion of two tile dtypes (tilebridge's names), None where it refuses;
+    `dtypes.promote` is held to it."""
+    from cuda.tile._datatype import promote_dtypes
+    from cuda.tile._exception import TileError
+
+    check_version()
+    try:
+        return dtypes.from_cutile_python(promote_dtypes(dtypes.cutile_python(a), dtypes.cutile_python(b)).name)
+    except TileError:
+        return None
+
+
 def verdict(kernel: Any, sig: Any) -> dict[Site, set[ValueType]] | Rejection:
     """cuTile Python on `kernel` at `sig`: the types it gives (`typed_values`) where its whole front
     end accepts the kernel, else its `Rejection`. Raises where it fails other than by rejecting."""

@@ -15,6 +15,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
 
+from .. import dtypes
+
 Dim = Union[int, str]
 
 
@@ -322,6 +324,29 @@ class DerivedDType:
     other: str
 
 
+@dataclass
+class PromotedDType:
+    """The dtype cuTile Python computes in where tiles of several dtype classes meet (`x * w` of an
+    f16 `x` and an f32 `w` is f32): one more Rust type parameter, which the launcher binds to the
+    classes' promotion (`dtypes.promote`) at each launch, converting each operand to it (the
+    identity where they are already equal)."""
+
+    rust_name: str
+    of: list[str]  # the rust_names of the DTypeClasses it promotes
+    stored_into: list[str]  # the DTypeClasses of arrays it is stored into
+
+    def at(self, bound: dict[str, str]) -> str | None:
+        """Its dtype where each class has the dtype `bound` gives it; None where cuTile Python
+        refuses it: classes it cannot promote, or a store into an array of a narrower dtype (its
+        implicit cast only widens)."""
+        result: str | None = bound[self.of[0]]
+        for c in self.of[1:]:
+            result = dtypes.promote(result, bound[c]) if result else None
+        if result is None or any(dtypes.promote(result, bound[c]) != bound[c] for c in self.stored_into):
+            return None
+        return result
+
+
 @dataclass(frozen=True)
 class TypedValue:
     """A value the kernel's source names, with the type the translation gives it: a name assigned at
@@ -356,6 +381,7 @@ class KernelIR:
     safety: SafetyNote
     options: dict[str, dict[str, int]] = field(default_factory=dict)  # hint -> {target: value}
     derived: list[DerivedDType] = field(default_factory=list)
+    promoted: list[PromotedDType] = field(default_factory=list)
     # Conditions on ct.Constant values the launcher checks before anything runs: (condition, the
     # message where it fails), from ct.static_assert and from branches that are not translated
     launch_checks: list[tuple["Expr", str]] = field(default_factory=list)
@@ -382,13 +408,23 @@ class KernelIR:
     not_shipped: list = field(default_factory=list)
 
     def launcher_combos(self) -> list[tuple[str, ...]]:
-        """The dtype combinations the launcher is built for, one tuple (a dtype per class) each."""
-        if self.dtype_combos is not None:
-            return list(self.dtype_combos)
+        """The dtype combinations the launcher is built for, one tuple (a dtype per class) each:
+        those its promotions admit."""
+        if self.dtype_combos is None:
+            return self.all_combos()
+        return [combo for combo in self.dtype_combos if None not in self.promotions(combo).values()]
+
+    def all_combos(self) -> list[tuple[str, ...]]:
+        """Every combination of the classes' allowed dtypes that its promotions admit."""
         combos: list[tuple[str, ...]] = [()]
         for c in self.dtype_classes:
             combos = [combo + (d,) for combo in combos for d in c.allowed]
-        return combos
+        return [combo for combo in combos if None not in self.promotions(combo).values()]
+
+    def promotions(self, combo: tuple[str, ...]) -> dict[str, str | None]:
+        """The dtype of each promotion (by rust_name) where the classes have the dtypes `combo`."""
+        bound = dict(zip([c.rust_name for c in self.dtype_classes], combo))
+        return {p.rust_name: p.at(bound) for p in self.promoted}
 
     @property
     def arrays(self) -> list[ArrayParam]:

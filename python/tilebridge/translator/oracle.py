@@ -101,7 +101,7 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     by_class = len(combos) > MAX_COMBOS
     if by_class:
         # each class at each of its dtypes, then others spread over the rest, MAX_COMBOS in all
-        chosen = covering(combos, seen)
+        chosen = covering(combos, seen, promotion_groups(kir))
         rest = [c for c in combos if c not in chosen]
         room = max(0, MAX_COMBOS - len(chosen))
         chosen += rest[::max(1, -(-len(rest) // room))][:room] if room else []
@@ -166,17 +166,28 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     return report
 
 
-def covering(combos: list[tuple[str, ...]], seen: set[tuple[str, ...]]) -> list[tuple[str, ...]]:
-    """A few of `combos` in which each class takes each of its dtypes at least once (beside the
-    combinations `seen` already checked), picked greedily.
+def promotion_groups(kir: ir.KernelIR) -> list[tuple[int, ...]]:
+    """The classes (by index) each promotion of `kir` depends on: those it promotes, and those of
+    the arrays it is stored into."""
+    index = {c.rust_name: i for i, c in enumerate(kir.dtype_classes)}
+    return [tuple(index[c] for c in dict.fromkeys(p.of + p.stored_into)) for p in kir.promoted]
 
-    The translation types every value by one dtype class at most: arrays whose dtypes meet in an
-    operation share a class, and a value of a class's dtype (or derived from it, as an mma's
-    accumulator) follows that class alone. So checking each class at each of its dtypes checks
-    the type of every value at every combination, and a launcher with many independent classes
-    (3^7 combinations for the gated delta rule) needs a handful of checks, not thousands."""
-    def pairs(combo: tuple[str, ...]) -> set[tuple[int, str]]:
-        return set(enumerate(combo))
+
+def covering(combos: list[tuple[str, ...]], seen: set[tuple[str, ...]],
+             groups: list[tuple[int, ...]] = ()) -> list[tuple[str, ...]]:
+    """A few of `combos` in which each class takes each of its dtypes at least once, and each
+    group of classes a promotion depends on each of its combinations (beside the combinations
+    `seen` already checked), picked greedily.
+
+    The translation types every value by one dtype class at most, or by one promotion: arrays
+    whose dtypes meet in an operation that does not convert share a class, and a value of a
+    class's dtype (or derived from it, as an mma's accumulator) follows that class alone; one of
+    a promotion's follows its group. So checking each class at each of its dtypes and each group
+    at each of its combinations checks the type of every value at every combination, and a
+    launcher with many independent classes (3^7 combinations for the gated delta rule) needs a
+    handful of checks, not thousands."""
+    def pairs(combo: tuple[str, ...]) -> set[tuple]:
+        return set(enumerate(combo)) | {(g, tuple(combo[i] for i in g)) for g in groups}
 
     wanted = set().union(*map(pairs, combos)) - set().union(set(), *map(pairs, seen))
     chosen = []
@@ -242,6 +253,7 @@ def _compare(kir: ir.KernelIR, src: KernelSource, spec: specializations.Speciali
              theirs: dict[cutile_frontend.Site, set[cutile_frontend.ValueType]], report: Report) -> int:
     """Holds every typed value of `kir` against cuTile Python's at `spec`; the number compared."""
     bound = dict(zip([c.rust_name for c in kir.dtype_classes], spec.generics))
+    bound.update(kir.promotions(tuple(bound.values())))
     bound.update({d.rust_name: emit.derived_dtype(d, bound) for d in kir.derived})
     consts = {p.name: value for p, (kind, value, *_) in zip(kir.params, spec.signature)
               if isinstance(p, ir.ConstParam)}

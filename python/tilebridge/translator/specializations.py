@@ -83,13 +83,23 @@ def launcher_refusal(kir, constants: dict[str, Any]) -> str | None:
     return None
 
 
+def default_combo(kir) -> tuple[str, ...]:
+    """The dtype of each class a kernel is compiled at by default (`class_dtype`), or, where its
+    promotions refuse that combination, the launcher's combination closest to it."""
+    preferred = tuple(class_dtype(c) for c in kir.dtype_classes)
+    combos = kir.launcher_combos() if kir.promoted else []
+    if not combos or preferred in combos:
+        return preferred
+    return max(combos, key=lambda combo: sum(a == b for a, b in zip(combo, preferred)))
+
+
 def default_specialization(kir, combo: tuple[str, ...] | None = None,
                            constants: dict[str, Any] | None = None) -> Specialization:
     """f16 arrays where the launcher takes f16 (else the dtype of each class in `combo`), contiguous
     rows, every ct.Constant[int] = 64 and ct.Constant[bool] = False (else `constants`),
     ct.Constant[float] = 0.5."""
     constants = guessed_constants(kir, 0) if constants is None else constants
-    chosen = combo or [class_dtype(c) for c in kir.dtype_classes]
+    chosen = combo or default_combo(kir)
     dtype_of = {a: d for c, d in zip(kir.dtype_classes, chosen) for a in c.arrays}
     args: dict[str, Any] = {}
     for p in kir.params:
@@ -120,12 +130,15 @@ def recorded_specialization(kir, launch: launches.Launch) -> Specialization | st
     for c in kir.dtype_classes:
         if len({args[a][1] for a in c.arrays}) != 1:
             return f"the arrays {', '.join(c.arrays)} have different dtypes"
+    if None in kir.promotions(tuple(args[c.arrays[0]][1] for c in kir.dtype_classes)).values():
+        return "cuTile Python does not promote its arrays' dtypes together (f16 with bf16, or into a narrower array)"
     why = launcher_refusal(kir, {c.name: args[c.name][1] for c in kir.consts})
     return why if why else specialization(kir, args)
 
 
 def specialization(kir, args: dict[str, tuple]) -> Specialization:
     bound = {c.rust_name: args[c.arrays[0]][1] for c in kir.dtype_classes}
+    bound.update(kir.promotions(tuple(bound.values())))
     consts = [("true" if args[c.name][1] else "false") if c.kind == "bool" else str(int(args[c.name][1]))
               for c in kir.consts]
     # A list's divisibility generics at 1, as cuTile Python's export here assumes none either.

@@ -84,6 +84,7 @@ class _BodyWriter:
 def entry(kernel: ir.KernelIR) -> dict:
     """What the kernel module template needs of one kernel, as Rust snippets."""
     generics = [f"{c.rust_name}: ElementType" for c in kernel.dtype_classes]
+    generics += [f"{p.rust_name}: ElementType" for p in kernel.promoted]
     generics += [f"{d.rust_name}: ElementType" for d in kernel.derived]
     generics += [f"const {rust_name(c.name)}: {c.kind}" for c in kernel.consts]
     generics += [f"const {d}: i32" for p in kernel.arrays if p.listed for d in ir.list_divisors(p)]

@@ -103,6 +103,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
         members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
         allowed = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
+    classes += [line for p in kernel.promoted for line in _promotion(kernel, p, listed)]
     # A partitioned output's tiles fix the grid: `Launch::submit` checks it.
     for p in kernel.arrays:
         if p.strided:
@@ -111,10 +112,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
     # Each class's dtype was checked against its allowed list; where the combinations are fewer
     # than all of theirs (recorded launches), the combination is checked too.
     combos = kernel.launcher_combos()
-    product = 1
-    for c in kernel.dtype_classes:
-        product *= len(c.allowed)
-    if len(combos) < product:
+    if len(combos) < len(kernel.all_combos()):
         def pattern(combo: tuple[str, ...]) -> str:
             items = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in combo)
             return f"({items})" if len(combo) > 1 else items
@@ -138,6 +136,37 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "checks": checks,
         **submission(kernel),
     }
+
+
+def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, listed: set[str]) -> list[str]:
+    """The lines that bind promotion `p` from its classes' dtypes: a match over the combinations
+    the launcher takes, grouped by result, the rest refused with the arrays' dtypes named."""
+    by_name = {c.rust_name: i for i, c in enumerate(kernel.dtype_classes)}
+    classes = list(dict.fromkeys(p.of + p.stored_into))
+    arms: dict[str, list[tuple[str, ...]]] = {}
+    for combo in kernel.launcher_combos():
+        key = tuple(combo[by_name[c]] for c in classes)
+        result = kernel.promotions(combo)[p.rust_name]
+        if key not in arms.setdefault(result, []):
+            arms[result].append(key)
+
+    def pattern(key: tuple[str, ...]) -> str:
+        return "(" + ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in key) + ")"
+
+    def first(c: str) -> str:
+        a = kernel.dtype_classes[by_name[c]].arrays[0]
+        return f"{rust_name(a)}.first()" if a in listed else f"&{rust_name(a)}"
+
+    arrays = [kernel.dtype_classes[by_name[c]].arrays[0] for c in p.of]
+    stored = [kernel.dtype_classes[by_name[c]].arrays[0] for c in p.stored_into]
+    why = f"`{p.rust_name}`: cuTile Python's promotion of the dtypes of {', '.join(arrays)}" + (
+        f", stored into {', '.join(stored)}" if stored else "")
+    scrutinee = ", ".join(c.lower() for c in classes)
+    lines = [f"// {why}", f"let {p.rust_name.lower()} = match ({scrutinee}) {{"]
+    lines += [f"    {' | '.join(map(pattern, keys))} => ElemType::{ARRAY_DTYPES[result].variant},"
+              for result, keys in arms.items()]
+    lines += [f"    _ => return Err(launch.refused_promotion(&[{', '.join(first(c) for c in classes)}])),", "};"]
+    return lines
 
 
 # The Rust type of a scalar parameter as `tilebridge_runtime::kernel::Scalar` names it.
@@ -168,12 +197,13 @@ def submission(kernel: ir.KernelIR) -> dict:
         else:
             raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}`: parameter `{p.name}` "
                                    f"is a {p.dtype} scalar, which a launch cannot pass yet")
-    classes = {c.rust_name for c in kernel.dtype_classes}
+    classes = {c.rust_name for c in kernel.dtype_classes} | {p.rust_name for p in kernel.promoted}
 
     def dtype_name(d: str) -> str:  # a class's dtype at run time, or a fixed one
         return f"{d.lower()}.as_str()" if d in classes else json.dumps(d)
 
     generics = [f"Generic::Dtype({c.rust_name.lower()})" for c in kernel.dtype_classes]
+    generics += [f"Generic::Dtype({p.rust_name.lower()})" for p in kernel.promoted]
     generics += [f'Generic::Name(if {d.of.lower()}.as_str() == "{d.when}" {{ {dtype_name(d.then)} }} '
                  f"else {{ {dtype_name(d.other)} }})" for d in kernel.derived]
     generics += [f"Generic::Bool({rust_name(c.name)})" if c.kind == "bool" else f"Generic::Int({rust_name(c.name)} as i64)"

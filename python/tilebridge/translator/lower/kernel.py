@@ -67,6 +67,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
     classes, names = dtype_classes(w.state)
     for p in w.state.arrays.values():
         p.dtype = names[p.dtype]
+    promoted = promoted_dtypes(w.state, classes, names)
     derived = []
     for i, (name, (cls, when, then, other)) in enumerate(w.state.derived.items()):
         rust = f"DT{i}" if len(w.state.derived) > 1 else "DT"
@@ -86,6 +87,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
         safety=safety,
         options=dict(w.state.src.options),
         derived=derived,
+        promoted=promoted,
         launch_checks=list(w.state.launch_checks),
         refusals=list(w.state.refusals),
         in_place=in_place_pairs(w.state),
@@ -289,3 +291,21 @@ def dtype_classes(state: KernelState) -> tuple[list[ir.DTypeClass], dict[str, st
         classes.append(ir.DTypeClass(rust, members, state.allowed_dtypes(members)))
         names.update({f"${m}": rust for m in members})
     return classes, DTypeResolver(names, state.union)
+
+
+def promoted_dtypes(state: KernelState, classes: list[ir.DTypeClass], names: dict[str, str]) -> list[ir.PromotedDType]:
+    """One Rust type parameter (`PT`, `PT0`, ...) per distinct set of dtype classes whose tiles
+    meet; each promotion's name (`^n`) resolves to it, or to the class itself where the kernel
+    tied the classes together after all."""
+    order = [c.rust_name for c in classes]
+    of_each = {name: tuple(sorted({names[state.union.find(m)] for m in members}, key=order.index))
+               for name, members in state.promoted.items()}
+    sets = list(dict.fromkeys(of for of in of_each.values() if len(of) > 1))
+    promoted = {of: ir.PromotedDType(f"PT{i}" if len(sets) > 1 else "PT", list(of), []) for i, of in enumerate(sets)}
+    for name, of in of_each.items():
+        names[name] = promoted[of].rust_name if len(of) > 1 else of[0]
+    for array_class, name in state.promoted_stores:
+        stored = names[state.union.find(array_class)]
+        if len(of_each[name]) > 1 and stored not in promoted[of_each[name]].stored_into:
+            promoted[of_each[name]].stored_into.append(stored)
+    return list(promoted.values())

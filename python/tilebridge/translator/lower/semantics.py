@@ -233,7 +233,7 @@ class Semantics:
         if val.kind == "scalar":
             tile = self.scalar_tile(val.expr, val.dtype, shape, out, hint)
             if val.dtype != dtype:
-                tile_is_float = dtype in FLOAT_RANK or dtype.startswith("$")
+                tile_is_float = dtype in FLOAT_RANK or self.generic(dtype)
                 if not tile_is_float and self.state.survey and self.state.union.find(val.dtype).startswith("$"):
                     self.integer(val.dtype)  # an array's value (`.item()`) with an integer tile
                 elif not tile_is_float:  # a float scalar with an integer tile
@@ -304,28 +304,64 @@ class Semantics:
         root = self.state.union.find(dtype)
         return root.startswith("$") and any(self.state.union.find(f"${a}") == root for a in self.state.int_arrays)
 
-    def common_dtype(self, a: str, b: str, node: ast.AST) -> str:
+    def generic(self, dtype: str) -> bool:
+        """Whether `dtype` is bound at launch: an array's (a dtype class), or the promotion of several."""
+        root = self.state.union.find(dtype)
+        return root.startswith("$") or root in self.state.promoted
+
+    def classes_of(self, dtype: str) -> frozenset[str]:
+        """The dtype classes `dtype` follows: itself, or those a promotion promotes."""
+        root = self.state.union.find(dtype)
+        if root in self.state.promoted:
+            return frozenset(self.state.union.find(m) for m in self.state.promoted[root])
+        return frozenset({root})
+
+    def promotion(self, classes: frozenset[str]) -> str:
+        """The dtype (`^n`) cuTile Python computes in where tiles of the dtype classes `classes`
+        meet: the launcher binds it to their promotion (`dtypes.promote`) at each launch, and
+        refuses dtypes it cannot promote (f16 with bf16). One per set of classes."""
+        if len(classes) == 1:
+            return next(iter(classes))
+        for name in self.state.promoted:
+            if self.classes_of(name) == classes:
+                return name
+        name = f"^{len(self.state.promoted)}"
+        self.state.promoted[name] = classes
+        return name
+
+    def common_dtype(self, a: str, b: str, node: ast.AST, promote: bool = False) -> str:
+        """The dtype tiles of dtypes `a` and `b` meet in. Where both are arrays' (float) dtypes and
+        the operation converts its operands (`promote`: arithmetic, comparisons, `ct.where`,
+        matmul), their promotion at each launch, as cuTile Python's; elsewhere they are tied into
+        one class (the launcher requires them equal)."""
         ra, rb = self.state.union.find(a), self.state.union.find(b)
         if ra == rb:
             return a
-        if ra.startswith("$") and rb.startswith("$"):
-            # Two arrays' dtypes meet in one operation: cuTile Python requires (or promotes to)
-            # one dtype, so the launcher will require them to be equal.
-            self.state.union.union(ra, rb)
-            return a
-        concrete = rb if ra.startswith("$") else ra
-        generic = ra if ra.startswith("$") else rb
+        if self.generic(ra) and self.generic(rb):
+            classes = self.classes_of(ra) | self.classes_of(rb)
+            if promote and not self.state.survey and self.float_only(ra) and self.float_only(rb):
+                return self.promotion(classes)
+            if ra.startswith("$") and rb.startswith("$"):
+                self.state.union.union(ra, rb)
+                return a
+            first, *others = sorted(classes)
+            for c in others:
+                self.state.union.union(first, c)
+            return self.state.union.find(first)
+        concrete = rb if self.generic(ra) else ra
+        generic = ra if self.generic(ra) else rb
         if concrete in ("i32", "i64") and self.index_class(generic):
             return concrete  # an index array's values, converted to the kernel's integers
         if concrete in ("i32", "i64") and self.state.survey:
             return generic  # the survey goes on: later uses may tell it is an index
-        stated = [d for a in self.state.arrays if self.state.union.find(f"${a}") == generic
+        classes = self.classes_of(generic)
+        stated = [d for a in self.state.arrays if self.state.union.find(f"${a}") in classes
                   for d in self.state.user_dtypes.get(a, ())]
         if concrete == "f32" and all(dtypes.stated(d) in DEFAULT_ARRAY_DTYPES for d in stated):
             # An array's dtype (f32, f16 or bf16 unless stated otherwise) with f32: cuTile Python promotes to f32.
             return "f32"
-        if ra.startswith("$") or rb.startswith("$"):
-            raise self.error(node, f"this mixes a tile of an array's dtype with a {rb if ra.startswith('$') else ra} tile; "
+        if self.generic(ra) or self.generic(rb):
+            raise self.error(node, f"this mixes a tile of an array's dtype with a {concrete} tile; "
                                    "make the dtypes explicit with .astype()")
         if ra in FLOAT_RANK and rb in FLOAT_RANK and FLOAT_RANK[ra] != FLOAT_RANK[rb]:
             return ra if FLOAT_RANK[ra] > FLOAT_RANK[rb] else rb
@@ -567,6 +603,8 @@ class Semantics:
         """Whether tiles of `dtype` are floats at every launch: a float dtype, or the dtype of arrays
         the launcher takes as floats only."""
         root = self.state.union.find(dtype)
+        if root in self.state.promoted:
+            return all(self.float_only(c) for c in self.classes_of(root))
         if not root.startswith("$"):
             return root in FLOAT_RANK and root != "tf32"
         members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
@@ -600,7 +638,7 @@ class Semantics:
         if len(tiles) == 1:
             dtype = self.with_scalar(tiles[0].dtype, rhs if tiles[0] is lhs else lhs, node)
         else:
-            dtype = self.common_dtype(lhs.dtype, rhs.dtype, node)
+            dtype = self.common_dtype(lhs.dtype, rhs.dtype, node, promote=True)
         shape = tiles[0].shape if len(tiles) == 1 else self.broadcast_shape(lhs.shape, rhs.shape, node)
         operands = []
         for v in (lhs, rhs):
@@ -664,13 +702,14 @@ class Semantics:
         an array's dtype, a dtype the launcher binds per dispatched dtype (`derive`); where no one
         choice between two accumulators tells them apart, the dtypes must be stated."""
         root = self.state.union.find(dtype)
-        if not root.startswith("$"):
+        if not self.generic(root):
             acc = dtypes.mma_accumulator(root)
             if acc is None:
                 raise self.error(node, f"ct.matmul of {root} tiles: cuTile Python has no mma for them")
             return acc
-        members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
-        allowed = self.state.allowed_dtypes(members) if members else []
+        classes = self.classes_of(root)
+        members = [a for a in self.state.arrays if self.state.union.find(f"${a}") in classes]
+        allowed = self.possible_dtypes(root)
         accs = {d: dtypes.mma_accumulator(d) for d in allowed}
         kinds = set(accs.values())
         if len(kinds) == 1 and None not in kinds:
@@ -684,6 +723,18 @@ class Semantics:
                                "cuTile Python accumulates these differently; state the dtypes (tb.build(..., "
                                "dtypes=...), --dtype)")
 
+    def possible_dtypes(self, dtype: str) -> list[str]:
+        """The dtypes an array's dtype, or a promotion of several, may be at launch."""
+        root = self.state.union.find(dtype)
+        if root not in self.state.promoted:
+            members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
+            return self.state.allowed_dtypes(members) if members else []
+        first, *others = sorted(self.classes_of(root))
+        results = set(self.possible_dtypes(first))
+        for c in others:
+            results = {dtypes.promote(r, d) for r in results for d in self.possible_dtypes(c)} - {None}
+        return sorted(results)
+
     def matmul(self, node: ast.AST, a: Value, b: Value, out, hint) -> Value:
         """`ct.matmul(a, b)` or `a @ b`, as cuTile Python lowers it: an mma into a zero accumulator
         of `matmul_accumulator`'s dtype, cast back to the operands' common dtype."""
@@ -691,7 +742,7 @@ class Semantics:
             raise self.error(node, "only 2-D ct.matmul is supported yet")
         if a.shape[1] != b.shape[0]:
             raise self.error(node, f"ct.matmul shapes do not match: {a.shape} x {b.shape}")
-        dtype = self.common_dtype(a.dtype, b.dtype, node)
+        dtype = self.common_dtype(a.dtype, b.dtype, node, promote=True)
         a, b = self.convert(a, dtype, out, hint), self.convert(b, dtype, out, hint)
         acc_dtype = self.matmul_accumulator(dtype, node)
         shape = (a.shape[0], b.shape[1])

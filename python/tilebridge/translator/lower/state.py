@@ -35,8 +35,9 @@ class Frame:
 
 # What lowering an `if` may change, kept by `checkpoint` for `rollback` to lower it again: values
 # restored whole, and lists that only grow (cut back to their length).
-RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "partitions",
-            "mutable_views", "branch_conflicts", "sites", "site_steps", "pointer_tokens")
+RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "promoted",
+            "promoted_stores", "partitions", "mutable_views", "branch_conflicts", "sites", "site_steps",
+            "pointer_tokens")
 GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses", "typed")
 
 
@@ -72,6 +73,10 @@ class KernelState:
         self.unsafe_reasons: list[str] = []
         self.stored_dtypes: dict[str, set[str]] = {}  # concrete dtypes of tiles stored into each array
         self.derived: dict[str, tuple[str, str, str, str]] = {}  # "@n" -> (class, when, then, other)
+        # "^n" -> the dtype classes it promotes (`Semantics.promotion`), and the arrays each promotion
+        # is stored into: (array class, "^n"), each array then of that dtype at launch.
+        self.promoted: dict[str, frozenset[str]] = {}
+        self.promoted_stores: list[tuple[str, str]] = []
         self.launch_checks: list[tuple[ir.Expr, str]] = []  # conditions on ct.Constant values, and why
         self.refusals: list[str] = []  # the ct.Constant values the launcher refuses, as the report says them
         self.lines: set[int] = set()

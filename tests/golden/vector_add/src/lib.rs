@@ -33,10 +33,22 @@ fn vector_add<'py>(
         let a = launch.input(a, "a", 1)?;
         let b = launch.input(b, "b", 1)?;
         let c = launch.output(c, "c", 1)?;
-        let e0 = launch.same_elem(
-            &[&a, &b, &c],
-            &[ElemType::F32, ElemType::F16, ElemType::BF16],
-        )?;
+        let e0 = launch.same_elem(&[&a], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        let e1 = launch.same_elem(&[&b], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        let e2 = launch.same_elem(&[&c], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        // `PT`: cuTile Python's promotion of the dtypes of a, b, stored into c
+        let pt = match (e0, e1, e2) {
+            (ElemType::F32, ElemType::F32, ElemType::F32)
+            | (ElemType::F32, ElemType::F16, ElemType::F32)
+            | (ElemType::F32, ElemType::BF16, ElemType::F32)
+            | (ElemType::F16, ElemType::F32, ElemType::F32)
+            | (ElemType::BF16, ElemType::F32, ElemType::F32) => ElemType::F32,
+            (ElemType::F16, ElemType::F16, ElemType::F32)
+            | (ElemType::F16, ElemType::F16, ElemType::F16) => ElemType::F16,
+            (ElemType::BF16, ElemType::BF16, ElemType::F32)
+            | (ElemType::BF16, ElemType::BF16, ElemType::BF16) => ElemType::BF16,
+            _ => return Err(launch.refused_promotion(&[&a, &b, &c])),
+        };
         check_tile_dim("vector_add", "TILE", TILE)?;
         static KERNEL: Kernel = Kernel::new(
             "kernels",
@@ -47,7 +59,13 @@ fn vector_add<'py>(
         );
         launch.submit(
             &KERNEL,
-            &[Generic::Dtype(e0), Generic::Int(TILE as i64)],
+            &[
+                Generic::Dtype(e0),
+                Generic::Dtype(e1),
+                Generic::Dtype(e2),
+                Generic::Dtype(pt),
+                Generic::Int(TILE as i64),
+            ],
             &[
                 Arg::Input("a", &a),
                 Arg::Input("b", &b),

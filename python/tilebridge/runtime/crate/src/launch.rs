@@ -234,6 +234,22 @@ impl<'py> Launch<'py> {
         Ok(first.elem)
     }
 
+    /// The error of a launch whose arrays' dtypes the kernel promotes together where cuTile Python
+    /// refuses to: two it does not mix (f16 with bf16), or a promotion stored into an array of a
+    /// narrower dtype (its implicit cast only widens). `arrays`: one of each dtype class involved.
+    pub fn refused_promotion(&self, arrays: &[&Array]) -> PyErr {
+        let named: Vec<String> = arrays
+            .iter()
+            .map(|a| format!("'{}' ({})", a.name, a.elem.as_str()))
+            .collect();
+        argument(format!(
+            "kernel `{}` computes in the promotion of the dtypes of {}, which cuTile Python refuses: it \
+             mixes no f16 with bf16, and stores a tile only into an array of its dtype or a wider one",
+            self.kernel,
+            named.join(", ")
+        ))
+    }
+
     /// An output written one tile per block fixes the grid: `cdiv(shape, tile)` per axis.
     pub(crate) fn check_tile_grid(&self, out: &Array, tile: &[i32]) -> PyResult<()> {
         if out.shape.contains(&0) {

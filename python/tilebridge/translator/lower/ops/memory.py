@@ -571,13 +571,19 @@ def lanes_inside(array: ir.ArrayParam, mask: ir.Expr | None) -> str:
 
 def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.Stmt]) -> Value:
     """`tile` as a tile of `array`'s dtype: cuTile Python casts what it stores implicitly. Two
-    arrays' dtypes that meet here are tied together instead (the launcher requires them equal)."""
+    arrays' dtypes that meet here are tied together instead (the launcher requires them equal),
+    and an array that receives a promotion of arrays' dtypes is of that dtype at launch (the
+    conversion is the identity there)."""
     td = w.state.union.find(tile.dtype)
     if td == w.state.union.find(f"${array.name}"):
         return tile
     if td.startswith("$"):
         w.state.union.union(f"${array.name}", td)
         return tile
+    if td in w.state.promoted:
+        w.state.promoted_stores.append((f"${array.name}", td))
+        return w.sem.bind_temp(out, f"{rust_name(array.name)}_cast", ir.TileType(f"${array.name}", tile.shape),
+                               ir.Call("convert_tile", (tile.expr,)))
     # cuTile Python casts a stored tile only where no precision is lost; an f32 tile stored into an
     # array needs an f32 array: the launcher is built for that dtype only. An array that receives
     # integers holds integers (counts, offsets, ids).
