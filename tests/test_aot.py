@@ -46,7 +46,8 @@ def test_recorded_launches_are_shipped_and_kernels_with_unknown_constants_are_no
     recorded = translate(str(EXAMPLES / "vector_add.py"), runtime_path=runtime,
                          launches=recorded_launches.read([_log(tmp_path)]))
     shipped = recorded.shipments["vector_add"]
-    assert [s.generics for s in shipped] == [["f16", "1024"], ["f32", "1024"]]
+    # a, b, c (each its own dtype class) and their promotion, then TILE
+    assert [s.generics for s in shipped] == [["f16", "f16", "f16", "f16", "1024"], ["f32", "f32", "f32", "f32", "1024"]]
     assert shipped[0].arrays[0] == ("a", "f16", [1 << 20], [1])
     plain = translate(str(EXAMPLES / "vector_add.py"), runtime_path=runtime)
     assert plain.shipments["vector_add"] == []
@@ -85,7 +86,7 @@ def test_recorded_launches_become_the_shipped_specializations(tmp_path, monkeypa
                                                                      "strides": [1]}
     crate = translate(str(EXAMPLES / "vector_add.py"), runtime_path=tbuild.RUNTIME_CRATE,
                       launches=recorded_launches.read([log]))
-    assert [s.generics for s in crate.shipments["vector_add"]] == [["f16", "1024"]]
+    assert [s.generics for s in crate.shipments["vector_add"]] == [["f16", "f16", "f16", "f16", "1024"]]
 
 
 def test_a_distilled_log_translates_and_ships_nothing(tmp_path):
@@ -130,7 +131,8 @@ def test_a_build_ships_cubins_that_the_extension_finds(tmp_path):
     assert len(cubins) == 2
     for k, (validator, cubin) in cubins.items():
         dtype = k.split("<")[1].split(",")[0]
-        assert k.startswith(f"vector_add sm_90 <{dtype},1024> a:{dtype}:16:1:1:16:1 ")
+        # a, b and c each of its own dtype class, their promotion, TILE
+        assert k.startswith(f"vector_add sm_90 <{dtype},{dtype},{dtype},{dtype},1024> a:{dtype}:16:1:1:16:1 ")
         assert cubin[:4] == b"\x7fELF"  # a cubin is an ELF image
         assert [p.get("tensor") for p in validator["params"]] == [dtype] * 3
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 # (generics in declaration order, static stride patterns) for one specialization of each example.
 SPECIALIZATIONS = {
-    "vector_add": (["f32", "1024"], [("a", [1]), ("b", [1]), ("c", [1])]),
+    "vector_add": (["f32", "f32", "f32", "f32", "1024"], [("a", [1]), ("b", [1]), ("c", [1])]),
     "scaled_silu": (["bf16", "bf16", "512"], [("x", [1]), ("y", [1])]),
     "row_softmax": (["f16", "f16", "1024"], [("x", [-1, 1]), ("y", [-1, 1])]),
     "matmul": (["f16", "f16", "128", "128", "64"], [("A", [-1, 1]), ("B", [-1, 1]), ("C", [-1, 1])]),
@@ -60,7 +60,7 @@ def test_launch_without_gpu_raises_device_error(examples_ext):
 @pytest.mark.parametrize("mutate, error, pattern", [
     # a + b of an f32 a and an f16 b is f32, as cuTile Python promotes it: an f16 c would narrow it
     (lambda a: (a[0], FakeCudaArray((4096,), "<f2", 0x7100_0000), FakeCudaArray((4096,), "<f2", 0x7200_0000)),
-     tb.ArgumentError, r"promotion of the dtypes of 'a' \(f32\), 'b' \(f16\), 'c' \(f16\), which cuTile Python refuses"),
+     tb.ArgumentError, r"does not take the dtypes of 'a' \(f32\), 'b' \(f16\), 'c' \(f16\) together"),
     (lambda a: fakes(typestr="<i4"), tb.ArgumentError, "was built for f32, f16, bf16"),
     (lambda a: (FakeCudaArray((64, 64)), a[1], a[2]), tb.ArgumentError, "must have rank 1"),
     # another view of an input: refused (the very same array is an in-place update, below)
@@ -156,9 +156,9 @@ def test_cubins_at_build_compile_every_checked_specialization_or_name_what_fails
     (fake / "bin" / "tileiras").write_text("#!/bin/sh\necho 'error: this tileiras refuses everything' >&2\nexit 1\n")
     (fake / "bin" / "tileiras").chmod(0o755)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(fake))
-    with pytest.raises(tb.BuildError, match=r"(?s)42 of 42 specializations of tilebridge_examples do not compile.*"
+    with pytest.raises(tb.BuildError, match=r"(?s)48 of 48 specializations of tilebridge_examples do not compile.*"
                                             r"kernel `group_rotate` at f32, f32, 64, 64, 1056964608: \w+Error: .*this tileiras "
-                                            r"refuses everything.*and 37 more"):
+                                            r"refuses everything.*and 43 more"):
         tbuild.build(target, module="tilebridge_examples", install=False, quiet=True, cubins=True)
 
 
@@ -173,7 +173,8 @@ def test_a_slow_tileiras_is_deferred_not_failed(examples_ext, monkeypatch):
     kernel = import_file(REPO / "examples" / "vector_add.py").vector_add
     kir = lower.lower_kernel(frontend.load(kernel))
     with pytest.raises(coverage.SlowCompile):
-        coverage.cubin(examples_ext._compile_only("vector_add", ["f16", "1024"], [("a", [1]), ("b", [1]), ("c", [1])],
+        generics = ["f16", "f16", "f16", "f16", "1024"]  # a, b, c, their promotion, TILE
+        coverage.cubin(examples_ext._compile_only("vector_add", generics, [("a", [1]), ("b", [1]), ("c", [1])],
                                                   "sm_90")[1], limit=0.001)
     slow, plain = coverage.Row("vector_add.py", "vector_add", False), coverage.Row("vector_add.py", "vector_add", False)
     coverage.compile_all(slow, examples_ext, kernel, kir, [], cubin_limit=0.001)
@@ -183,7 +184,7 @@ def test_a_slow_tileiras_is_deferred_not_failed(examples_ext, monkeypatch):
     assert "1 specializations through Tile IR whose cubin was deferred" in coverage.Report([slow]).table()
 
     # Listed as slow: its Tile IR is made and checked, and tileiras does not run at all.
-    assert re.fullmatch(r"vector_add\.py:vector_add\[f16 \d+\]", *slow.deferred_specs)
+    assert re.fullmatch(r"vector_add\.py:vector_add\[f16 f16 f16 f16 \d+\]", *slow.deferred_specs)
     listed = coverage.Row("vector_add.py", "vector_add", False)
     monkeypatch.setattr(coverage, "cubin", lambda *a, **k: pytest.fail("tileiras ran on a listed specialization"))
     coverage.compile_all(listed, examples_ext, kernel, kir, [], slow=frozenset(slow.deferred_specs))
@@ -453,7 +454,7 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
     # an array updated in place: loaded and stored through one mutable view, so one token chain
     assert meta["add_in_place"].unsafe_reasons == ["updates 'y' in place through an unchecked partition"]
     assert [p.written for p in meta["add_in_place"].params[:2]] == [False, True]
-    ir, _ = ext._compile_only("add_in_place", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    ir, _ = ext._compile_only("add_in_place", ["f32", "f32", "f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert sum("make_partition_view" in line for line in ir.splitlines()) == 2  # x's and y's
     loaded_y = re.search(r"(%\d+), (%\d+) = load_view_tko weak (%\d+)\[", ir)  # y's, the first load
     store = re.search(r"store_view_tko weak %\d+, (%\d+)\[.*token = (%\d+) :", ir)

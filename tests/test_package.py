@@ -63,7 +63,7 @@ def test_a_fresh_environment_installs_the_wheel_then_builds_and_imports_an_examp
     check = ("import tilebridge\n"
              "assert 'site-packages' in tilebridge.__file__, tilebridge.__file__\n"
              "m = tilebridge.load('packaged_vector_add_rs')  # points cutile at the installed wheels' tileiras\n"
-             "ir, _ = m._compile_only('vector_add', ['f32', '1024'], [('a', [1]), ('b', [1]), ('c', [1])], 'sm_90')\n"
+             "ir, _ = m._compile_only('vector_add', ['f32'] * 4 + ['1024'], [('a', [1]), ('b', [1]), ('c', [1])], 'sm_90')\n"
              "print('entry @vector_add_entry' in ir)\n")
     proc = subprocess.run([str(python), "-c", check], cwd=work, env=env, capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr

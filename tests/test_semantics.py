@@ -156,3 +156,22 @@ def test_arrays_meeting_where_nothing_converts_stay_tied(tmp_path):
     k = lowered(tmp_path, "a = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n"
                           "ct.store(y, index=(ct.bid(0),), tile=a)\n", params="x, y, TILE: ct.Constant[int]")
     assert [c.arrays for c in k.dtype_classes] == [["x", "y"]] and not k.promoted
+
+
+def test_a_product_stays_fusable_in_a_sum_of_another_promotion(tmp_path):
+    """`a * b + c` of three arrays: cuTile Python fuses the product into the sum (one fma) at every
+    launch where promoting a with b gives what promoting all three gives, and rounds the product on
+    its own at the others. The translation computes both in one dtype (one fma, as cuTile Python's
+    at equal dtypes) and its launcher takes only the launches where that is what cuTile Python
+    computes: an f16 product added to an f32 c is refused."""
+    k = lowered(tmp_path, "a = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n"
+                          "b = ct.load(w, index=(ct.bid(0),), shape=(TILE,))\n"
+                          "c = ct.load(z, index=(ct.bid(0),), shape=(TILE,))\n"
+                          "ct.store(y, index=(ct.bid(0),), tile=a * b + c)\n",
+                params="x, w, z, y, TILE: ct.Constant[int]")
+    fmas = [s for s in lets(k.body).values() if isinstance(s.value, ir.Call) and s.value.func == "fma"]
+    assert len(fmas) == 1 and fmas[0].type.dtype == "PT"
+    assert [p.of for p in k.promoted] == [["E0", "E1", "E2"]]
+    combos = k.launcher_combos()
+    assert ("f16", "f16", "f16", "f16") in combos and ("f16", "f32", "f16", "f32") in combos
+    assert ("f16", "f16", "f32", "f32") not in combos  # cuTile Python: an f16 product, then an f32 sum

@@ -339,12 +339,36 @@ class PromotedDType:
         """Its dtype where each class has the dtype `bound` gives it; None where cuTile Python
         refuses it: classes it cannot promote, or a store into an array of a narrower dtype (its
         implicit cast only widens)."""
-        result: str | None = bound[self.of[0]]
-        for c in self.of[1:]:
-            result = dtypes.promote(result, bound[c]) if result else None
+        result = _promotion(self.of, bound)
         if result is None or any(dtypes.promote(result, bound[c]) != bound[c] for c in self.stored_into):
             return None
         return result
+
+
+@dataclass
+class SamePromotion:
+    """A condition on a launch's dtypes that the kernel's one Rust type for several promotions
+    stands on: cuTile Python's promotion of the classes `of` is the same dtype as of `equals`. The
+    launcher takes only launches where it holds (see `Semantics.keep_product`)."""
+
+    of: list[str]  # rust_names of DTypeClasses
+    equals: list[str]
+
+    def holds(self, bound: dict[str, str]) -> bool:
+        return _promotion(self.of, bound) == _promotion(self.equals, bound) is not None
+
+
+def _promotion(classes: list[str], bound: dict[str, str]) -> str | None:
+    """cuTile Python's promotion of the dtypes `bound` gives `classes`; None where it refuses two of
+    them (f16 and bf16: refused even where the kernel's operations would promote one with a wider
+    third first, so that the answer does not depend on their order)."""
+    found = [bound[c] for c in classes]
+    if any(dtypes.promote(a, b) is None for a in found for b in found):
+        return None
+    result = found[0]
+    for d in found[1:]:
+        result = dtypes.promote(result, d)
+    return result
 
 
 @dataclass(frozen=True)
@@ -382,6 +406,7 @@ class KernelIR:
     options: dict[str, dict[str, int]] = field(default_factory=dict)  # hint -> {target: value}
     derived: list[DerivedDType] = field(default_factory=list)
     promoted: list[PromotedDType] = field(default_factory=list)
+    same_promotions: list[SamePromotion] = field(default_factory=list)
     # Conditions on ct.Constant values the launcher checks before anything runs: (condition, the
     # message where it fails), from ct.static_assert and from branches that are not translated
     launch_checks: list[tuple["Expr", str]] = field(default_factory=list)
@@ -412,14 +437,19 @@ class KernelIR:
         those its promotions admit."""
         if self.dtype_combos is None:
             return self.all_combos()
-        return [combo for combo in self.dtype_combos if None not in self.promotions(combo).values()]
+        return [combo for combo in self.dtype_combos if self.admits(combo)]
 
     def all_combos(self) -> list[tuple[str, ...]]:
         """Every combination of the classes' allowed dtypes that its promotions admit."""
         combos: list[tuple[str, ...]] = [()]
         for c in self.dtype_classes:
             combos = [combo + (d,) for combo in combos for d in c.allowed]
-        return [combo for combo in combos if None not in self.promotions(combo).values()]
+        return [combo for combo in combos if self.admits(combo)]
+
+    def admits(self, combo: tuple[str, ...]) -> bool:
+        """Whether cuTile Python takes the promotions of the kernel at the classes' dtypes `combo`."""
+        bound = dict(zip([c.rust_name for c in self.dtype_classes], combo))
+        return None not in self.promotions(combo).values() and all(s.holds(bound) for s in self.same_promotions)
 
     def promotions(self, combo: tuple[str, ...]) -> dict[str, str | None]:
         """The dtype of each promotion (by rust_name) where the classes have the dtypes `combo`."""

@@ -103,6 +103,10 @@ def launcher(kernel: ir.KernelIR) -> dict:
         members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
         allowed = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
+    # A condition on classes that a promotion's match binds is checked there (its other arms refuse).
+    matched = [set(p.of + p.stored_into) for p in kernel.promoted]
+    classes += [line for s in kernel.same_promotions if not any(set(s.of + s.equals) <= m for m in matched)
+                for line in _same_promotion(kernel, s, listed)]
     classes += [line for p in kernel.promoted for line in _promotion(kernel, p, listed)]
     # A partitioned output's tiles fix the grid: `Launch::submit` checks it.
     for p in kernel.arrays:
@@ -141,32 +145,55 @@ def launcher(kernel: ir.KernelIR) -> dict:
 def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, listed: set[str]) -> list[str]:
     """The lines that bind promotion `p` from its classes' dtypes: a match over the combinations
     the launcher takes, grouped by result, the rest refused with the arrays' dtypes named."""
-    by_name = {c.rust_name: i for i, c in enumerate(kernel.dtype_classes)}
     classes = list(dict.fromkeys(p.of + p.stored_into))
+    arms = _arms(kernel, classes, lambda combo: kernel.promotions(combo)[p.rust_name])
+    arrays, stored = _first_arrays(kernel, p.of), _first_arrays(kernel, p.stored_into)
+    why = f"`{p.rust_name}`: cuTile Python's promotion of the dtypes of {', '.join(arrays)}" + (
+        f", stored into {', '.join(stored)}" if stored else "")
+    lines = [f"// {why}", f"let {p.rust_name.lower()} = match ({', '.join(c.lower() for c in classes)}) {{"]
+    lines += [f"    {' | '.join(map(_pattern, keys))} => ElemType::{ARRAY_DTYPES[result].variant},"
+              for result, keys in arms.items()]
+    lines += [f"    _ => return Err({_refusal(kernel, classes, listed)}),", "};"]
+    return lines
+
+
+def _same_promotion(kernel: ir.KernelIR, s: ir.SamePromotion, listed: set[str]) -> list[str]:
+    """The lines that refuse a launch where condition `s` does not hold."""
+    classes = list(dict.fromkeys(s.of + s.equals))
+    keys = [key for found in _arms(kernel, classes, lambda combo: "").values() for key in found]
+    of, equals = _first_arrays(kernel, s.of), _first_arrays(kernel, s.equals)
+    scrutinee = ", ".join(c.lower() for c in classes)
+    return [f"// cuTile Python's promotion of the dtypes of {', '.join(of)} is that of {', '.join(equals)} here",
+            f"if !matches!(({scrutinee}), {' | '.join(map(_pattern, keys))}) {{",
+            f"    return Err({_refusal(kernel, classes, listed)});", "}"]
+
+
+def _arms(kernel: ir.KernelIR, classes: list[str], result) -> dict[str, list[tuple[str, ...]]]:
+    """The dtypes of `classes` at each combination the launcher takes, grouped by `result(combo)`."""
+    by_name = {c.rust_name: i for i, c in enumerate(kernel.dtype_classes)}
     arms: dict[str, list[tuple[str, ...]]] = {}
     for combo in kernel.launcher_combos():
         key = tuple(combo[by_name[c]] for c in classes)
-        result = kernel.promotions(combo)[p.rust_name]
-        if key not in arms.setdefault(result, []):
-            arms[result].append(key)
+        if key not in arms.setdefault(result(combo), []):
+            arms[result(combo)].append(key)
+    return arms
 
-    def pattern(key: tuple[str, ...]) -> str:
-        return "(" + ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in key) + ")"
 
-    def first(c: str) -> str:
-        a = kernel.dtype_classes[by_name[c]].arrays[0]
-        return f"{rust_name(a)}.first()" if a in listed else f"&{rust_name(a)}"
+def _pattern(key: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in key) + ")"
 
-    arrays = [kernel.dtype_classes[by_name[c]].arrays[0] for c in p.of]
-    stored = [kernel.dtype_classes[by_name[c]].arrays[0] for c in p.stored_into]
-    why = f"`{p.rust_name}`: cuTile Python's promotion of the dtypes of {', '.join(arrays)}" + (
-        f", stored into {', '.join(stored)}" if stored else "")
-    scrutinee = ", ".join(c.lower() for c in classes)
-    lines = [f"// {why}", f"let {p.rust_name.lower()} = match ({scrutinee}) {{"]
-    lines += [f"    {' | '.join(map(pattern, keys))} => ElemType::{ARRAY_DTYPES[result].variant},"
-              for result, keys in arms.items()]
-    lines += [f"    _ => return Err(launch.refused_promotion(&[{', '.join(first(c) for c in classes)}])),", "};"]
-    return lines
+
+def _first_arrays(kernel: ir.KernelIR, classes: list[str]) -> list[str]:
+    """The first array of each of `classes` (rust_names)."""
+    by_name = {c.rust_name: c for c in kernel.dtype_classes}
+    return [by_name[c].arrays[0] for c in classes]
+
+
+def _refusal(kernel: ir.KernelIR, classes: list[str], listed: set[str]) -> str:
+    """The error of a launch whose arrays of `classes` cuTile Python does not promote so."""
+    arrays = ", ".join(f"{rust_name(a)}.first()" if a in listed else f"&{rust_name(a)}"
+                       for a in _first_arrays(kernel, classes))
+    return f"launch.refused_promotion(&[{arrays}])"
 
 
 # The Rust type of a scalar parameter as `tilebridge_runtime::kernel::Scalar` names it.

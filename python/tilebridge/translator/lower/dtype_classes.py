@@ -11,13 +11,14 @@ from .. import ir
 
 
 class DTypeUnion:
-    """Union-find over dtype classes (``$a``) of array parameters."""
+    """Union-find over dtype classes (``$a``) of array parameters, and promotions of them (``^n``)
+    that the kernel computes in one dtype (see `Semantics.keep_product`)."""
 
     def __init__(self) -> None:
         self.parent: dict[str, str] = {}
 
     def find(self, d: str) -> str:
-        while d.startswith("$") and self.parent.get(d, d) != d:
+        while d[:1] in ("$", "^") and self.parent.get(d, d) != d:
             d = self.parent[d]
         return d
 

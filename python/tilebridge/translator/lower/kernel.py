@@ -67,7 +67,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
     classes, names = dtype_classes(w.state)
     for p in w.state.arrays.values():
         p.dtype = names[p.dtype]
-    promoted = promoted_dtypes(w.state, classes, names)
+    promoted, same = promoted_dtypes(w.state, classes, names)
     derived = []
     for i, (name, (cls, when, then, other)) in enumerate(w.state.derived.items()):
         rust = f"DT{i}" if len(w.state.derived) > 1 else "DT"
@@ -88,6 +88,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
         options=dict(w.state.src.options),
         derived=derived,
         promoted=promoted,
+        same_promotions=same,
         launch_checks=list(w.state.launch_checks),
         refusals=list(w.state.refusals),
         in_place=in_place_pairs(w.state),
@@ -293,19 +294,41 @@ def dtype_classes(state: KernelState) -> tuple[list[ir.DTypeClass], dict[str, st
     return classes, DTypeResolver(names, state.union)
 
 
-def promoted_dtypes(state: KernelState, classes: list[ir.DTypeClass], names: dict[str, str]) -> list[ir.PromotedDType]:
-    """One Rust type parameter (`PT`, `PT0`, ...) per distinct set of dtype classes whose tiles
-    meet; each promotion's name (`^n`) resolves to it, or to the class itself where the kernel
-    tied the classes together after all."""
+def promoted_dtypes(state: KernelState, classes: list[ir.DTypeClass],
+                    names: dict[str, str]) -> tuple[list[ir.PromotedDType], list[ir.SamePromotion]]:
+    """One Rust type parameter (`PT`, `PT0`, ...) per set of dtype classes whose tiles meet, and
+    the conditions the launcher checks. Each promotion's name (`^n`) resolves to its parameter; to
+    a class's where the kernel tied the classes together after all, or computes it in a class's
+    dtype (`Semantics.keep_product`); promotions made one share one parameter."""
     order = [c.rust_name for c in classes]
-    of_each = {name: tuple(sorted({names[state.union.find(m)] for m in members}, key=order.index))
-               for name, members in state.promoted.items()}
-    sets = list(dict.fromkeys(of for of in of_each.values() if len(of) > 1))
+
+    def class_set(members) -> tuple[str, ...]:
+        return tuple(sorted({names[state.union.find(m)] for m in members}, key=order.index))
+
+    groups: dict[str, list[str]] = {}
+    for name in state.promoted:
+        groups.setdefault(state.union.find(name), []).append(name)
+    merged = {root: class_set(set().union(*(state.promoted[n] for n in group))) for root, group in groups.items()}
+    sets = list(dict.fromkeys(m for root, m in merged.items() if not root.startswith("$") and len(m) > 1))
     promoted = {of: ir.PromotedDType(f"PT{i}" if len(sets) > 1 else "PT", list(of), []) for i, of in enumerate(sets)}
-    for name, of in of_each.items():
-        names[name] = promoted[of].rust_name if len(of) > 1 else of[0]
+    same: list[ir.SamePromotion] = []
+
+    def require(of: tuple[str, ...], equals: tuple[str, ...]) -> None:
+        if of != equals and ir.SamePromotion(list(of), list(equals)) not in same:
+            same.append(ir.SamePromotion(list(of), list(equals)))
+
+    for root, group in groups.items():
+        # the dtype they are computed in: a class's, or the promotion of them all
+        whole = (names[root],) if root.startswith("$") else merged[root]
+        for n in group:
+            names[n] = whole[0] if len(whole) == 1 else promoted[whole].rust_name
+            require(class_set(state.promoted[n]), whole)
     for array_class, name in state.promoted_stores:
         stored = names[state.union.find(array_class)]
-        if len(of_each[name]) > 1 and stored not in promoted[of_each[name]].stored_into:
-            promoted[of_each[name]].stored_into.append(stored)
-    return list(promoted.values())
+        root = state.union.find(name)
+        if root in merged and not root.startswith("$") and len(merged[root]) > 1:
+            if stored not in promoted[merged[root]].stored_into:
+                promoted[merged[root]].stored_into.append(stored)
+        elif names[name] != stored:  # one class's tile into another's array: cuTile Python only widens
+            require(tuple(sorted({names[name], stored}, key=order.index)), (stored,))
+    return list(promoted.values()), same

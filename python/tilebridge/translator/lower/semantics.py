@@ -32,6 +32,10 @@ class Semantics:
         (an index array's dtype plus an i32 count, as Python's promotion keeps the wider)."""
         if prev.val.type == val.type:
             return val
+        if prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape and self.made_one(prev.val.dtype,
+                                                                                                  val.dtype):
+            # cuTile Python takes a loop whose variable keeps its dtype at this launch
+            return Value("tile", prev.val.type, val.expr, nonneg=val.nonneg)
         if prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape:
             integers = self.int_tile(prev.val.dtype), self.int_tile(val.dtype)
             if integers[0] != integers[1]:  # an integer variable updated with an array's values, or the
@@ -310,10 +314,12 @@ class Semantics:
         return root.startswith("$") or root in self.state.promoted
 
     def classes_of(self, dtype: str) -> frozenset[str]:
-        """The dtype classes `dtype` follows: itself, or those a promotion promotes."""
+        """The dtype classes `dtype` follows: itself, or those a promotion promotes (every promotion
+        made one with it, too)."""
         root = self.state.union.find(dtype)
         if root in self.state.promoted:
-            return frozenset(self.state.union.find(m) for m in self.state.promoted[root])
+            return frozenset(self.state.union.find(m) for name, members in self.state.promoted.items()
+                             if self.state.union.find(name) == root for m in members)
         return frozenset({root})
 
     def promotion(self, classes: frozenset[str]) -> str:
@@ -563,7 +569,7 @@ class Semantics:
                      weak=all(v.kind == "const" or v.weak for v in (lhs, rhs)))
 
     def tile_binop(self, node: ast.BinOp, op: str, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
-        type_, a, b = self.tile_operands(node, lhs, rhs, out, hint)
+        type_, a, b = self.tile_operands(node, lhs, rhs, out, hint, sum_=isinstance(node.op, (ast.Add, ast.Sub)))
         if isinstance(node.op, (ast.LShift, ast.RShift)) or (
                 isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and self.state.union.find(type_.dtype) != "bool"):
             self.integer(type_.dtype)  # bits of an array's values
@@ -631,9 +637,10 @@ class Semantics:
             x, y, acc, ir.Lit("rounding::NearestEven"), ir.Lit("ftz::Disabled"))))
 
     def tile_operands(self, node: ast.AST, lhs: Value, rhs: Value, out: list[ir.Stmt],
-                       hint: str) -> tuple[ir.TileType, ir.Expr, ir.Expr]:
+                       hint: str, sum_: bool = False) -> tuple[ir.TileType, ir.Expr, ir.Expr]:
         """Both operands as tiles of one dtype and shape, as cuTile Python's promotion and
-        broadcasting make them."""
+        broadcasting make them. In a sum (`sum_`: + or -), a product operand keeps what lets it
+        fuse (`keep_product`)."""
         tiles = [v for v in (lhs, rhs) if v.kind == "tile"]
         if len(tiles) == 1:
             dtype = self.with_scalar(tiles[0].dtype, rhs if tiles[0] is lhs else lhs, node)
@@ -643,11 +650,38 @@ class Semantics:
         operands = []
         for v in (lhs, rhs):
             if v.kind == "tile":
-                v = self.broadcast(self.convert(v, dtype, out, hint), shape, out, hint)
+                kept = self.keep_product(v, dtype) if sum_ else None
+                v = self.broadcast(kept or self.convert(v, dtype, out, hint), shape, out, hint)
             else:
                 v = self.splat(v, dtype, shape, out, hint, node)
             operands.append(v.expr)
         return ir.TileType(dtype, shape), operands[0], operands[1]
+
+    def keep_product(self, val: Value, dtype: str) -> Value | None:
+        """An unnamed product (`x * y`) that a sum takes in another dtype, where one of the two is a
+        promotion of arrays' dtypes (`a * b + c` of three arrays): cuTile Python fuses the product
+        into the sum at every launch where the conversion between them is the identity (its types
+        are a launch's), and at no other. The two dtypes are made one (one Rust type, so the product
+        stays fusable), and the launcher takes only the launches where cuTile Python's promotions
+        make them equal (`ir.SamePromotion`), refusing the others. None where that does not apply."""
+        if not (isinstance(val.expr, ir.Binary) and val.expr.op == "*") or not self.made_one(val.dtype, dtype):
+            return None
+        return Value("tile", ir.TileType(dtype, val.shape), val.expr)
+
+    def made_one(self, a: str, b: str) -> bool:
+        """Makes the dtypes `a` and `b` one Rust type where one is a promotion of arrays' (float)
+        dtypes and the other an array's or another promotion, and cuTile Python types them alike
+        at some launches: the launcher then takes only those (`ir.SamePromotion`). Whether it did."""
+        a, b = self.state.union.find(a), self.state.union.find(b)
+        if self.state.survey or a == b or not (a in self.state.promoted or b in self.state.promoted):
+            return False
+        if not (self.generic(a) and self.generic(b) and self.float_only(a) and self.float_only(b)):
+            return False
+        if a.startswith("$"):
+            self.state.union.union(a, b)  # a class stays the root: it is a Rust type parameter already
+        else:
+            self.state.union.union(b, a)
+        return True
 
     def with_scalar(self, tile: str, other: Value, node: ast.AST) -> str:
         """The dtype cuTile Python computes in where a tile of dtype `tile` meets a scalar. A number

@@ -235,16 +235,19 @@ impl<'py> Launch<'py> {
     }
 
     /// The error of a launch whose arrays' dtypes the kernel promotes together where cuTile Python
-    /// refuses to: two it does not mix (f16 with bf16), or a promotion stored into an array of a
-    /// narrower dtype (its implicit cast only widens). `arrays`: one of each dtype class involved.
+    /// refuses to (f16 with bf16; a promotion stored into a narrower array, where its implicit
+    /// cast only widens), or into two dtypes where the kernel computes in one (a product and the
+    /// sum it fuses into). `arrays`: one of each dtype class involved.
     pub fn refused_promotion(&self, arrays: &[&Array]) -> PyErr {
         let named: Vec<String> = arrays
             .iter()
             .map(|a| format!("'{}' ({})", a.name, a.elem.as_str()))
             .collect();
         argument(format!(
-            "kernel `{}` computes in the promotion of the dtypes of {}, which cuTile Python refuses: it \
-             mixes no f16 with bf16, and stores a tile only into an array of its dtype or a wider one",
+            "kernel `{}` does not take the dtypes of {} together: cuTile Python refuses to promote \
+             them (it mixes no f16 with bf16, and stores a tile only into an array of its dtype or a \
+             wider one), or promotes them into two dtypes where this kernel computes in one (a \
+             product and the sum it fuses into)",
             self.kernel,
             named.join(", ")
         ))
