@@ -175,3 +175,29 @@ def test_a_product_stays_fusable_in_a_sum_of_another_promotion(tmp_path):
     combos = k.launcher_combos()
     assert ("f16", "f16", "f16", "f16") in combos and ("f16", "f32", "f16", "f32") in combos
     assert ("f16", "f16", "f32", "f32") not in combos  # cuTile Python: an f16 product, then an f32 sum
+
+
+def test_an_array_tile_beside_a_tile_of_a_concrete_dtype_promotes_per_launch(tmp_path):
+    """An f16 tile beside a tile of x's dtype is computed in their promotion (f32 where x is f32),
+    and x may not be bf16 (cuTile Python mixes no f16 with bf16); integers divide in f32."""
+    k = lowered(tmp_path, "t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n"
+                          "h = ct.full((TILE,), 0.25, ct.float16)\n"
+                          "q = t / h\n"
+                          "i = ct.arange(TILE, dtype=ct.int32) / 3\n"
+                          "ct.store(y, index=(ct.bid(0),), tile=ct.astype(q, ct.float32) + i)\n",
+                params="x, y, TILE: ct.Constant[int]")
+    assert [p.of for p in k.promoted] == [["E0", "f16"]]
+    assert lets(k.body)["q"].type.dtype == "PT" and lets(k.body)["i"].type.dtype == "f32"
+    assert [c[0] for c in k.launcher_combos()] == ["f32", "f16"]
+    assert k.promotions(("f32", "f32")) == {"PT": "f32"} and k.promotions(("f16", "f32")) == {"PT": "f16"}
+
+
+def test_too_many_independent_dtypes_ask_for_the_dtypes(tmp_path):
+    """Ten arrays of independent dtypes (3^10 combinations) are more than a build checks: a clear
+    TranslationError naming them, not a build that enumerates millions of combinations."""
+    names = [f"a{i}" for i in range(10)]
+    body = "acc = ct.zeros((TILE,), dtype=ct.float32)\n" + "".join(
+        f"acc = acc + ct.astype(ct.load({n}, index=(ct.bid(0),), shape=(TILE,)), ct.float32)\n" for n in names)
+    with pytest.raises(tb.TranslationError, match=r"10 arrays of independent dtypes \(59,049 combinations.*a0, a1"):
+        lowered(tmp_path, body + "ct.store(y, index=(ct.bid(0),), tile=acc)\n",
+                params=", ".join(names) + ", y, TILE: ct.Constant[int]")

@@ -332,7 +332,7 @@ class PromotedDType:
     identity where they are already equal)."""
 
     rust_name: str
-    of: list[str]  # the rust_names of the DTypeClasses it promotes
+    of: list[str]  # the rust_names of the DTypeClasses it promotes (and concrete dtypes, `f16`)
     stored_into: list[str]  # the DTypeClasses of arrays it is stored into
 
     def at(self, bound: dict[str, str]) -> str | None:
@@ -362,7 +362,7 @@ def _promotion(classes: list[str], bound: dict[str, str]) -> str | None:
     """cuTile Python's promotion of the dtypes `bound` gives `classes`; None where it refuses two of
     them (f16 and bf16: refused even where the kernel's operations would promote one with a wider
     third first, so that the answer does not depend on their order)."""
-    found = [bound[c] for c in classes]
+    found = [bound.get(c, c) for c in classes]  # a concrete dtype stands for itself
     if any(dtypes.promote(a, b) is None for a in found for b in found):
         return None
     result = found[0]

@@ -170,8 +170,8 @@ def promotion_groups(kir: ir.KernelIR) -> list[tuple[int, ...]]:
     """The classes (by index) each promotion of `kir` depends on: those it promotes, and those of
     the arrays it is stored into; and the classes of each condition its launcher checks on them."""
     index = {c.rust_name: i for i, c in enumerate(kir.dtype_classes)}
-    return ([tuple(index[c] for c in dict.fromkeys(p.of + p.stored_into)) for p in kir.promoted]
-            + [tuple(index[c] for c in dict.fromkeys(s.of + s.equals)) for s in kir.same_promotions])
+    return ([tuple(index[c] for c in dict.fromkeys(p.of + p.stored_into) if c in index) for p in kir.promoted]
+            + [tuple(index[c] for c in dict.fromkeys(s.of + s.equals) if c in index) for s in kir.same_promotions])
 
 
 def covering(combos: list[tuple[str, ...]], seen: set[tuple[str, ...]],

@@ -104,8 +104,9 @@ def launcher(kernel: ir.KernelIR) -> dict:
         allowed = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
     # A condition on classes that a promotion's match binds is checked there (its other arms refuse).
-    matched = [set(p.of + p.stored_into) for p in kernel.promoted]
-    classes += [line for s in kernel.same_promotions if not any(set(s.of + s.equals) <= m for m in matched)
+    matched = [set(_classes(kernel, p.of + p.stored_into)) for p in kernel.promoted]
+    classes += [line for s in kernel.same_promotions
+                if not any(set(_classes(kernel, s.of + s.equals)) <= m for m in matched)
                 for line in _same_promotion(kernel, s, listed)]
     classes += [line for p in kernel.promoted for line in _promotion(kernel, p, listed)]
     # A partitioned output's tiles fix the grid: `Launch::submit` checks it.
@@ -145,12 +146,12 @@ def launcher(kernel: ir.KernelIR) -> dict:
 def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, listed: set[str]) -> list[str]:
     """The lines that bind promotion `p` from its classes' dtypes: a match over the combinations
     the launcher takes, grouped by result, the rest refused with the arrays' dtypes named."""
-    classes = list(dict.fromkeys(p.of + p.stored_into))
+    classes = _classes(kernel, p.of + p.stored_into)
     arms = _arms(kernel, classes, lambda combo: kernel.promotions(combo)[p.rust_name])
     arrays, stored = _first_arrays(kernel, p.of), _first_arrays(kernel, p.stored_into)
     why = f"`{p.rust_name}`: cuTile Python's promotion of the dtypes of {', '.join(arrays)}" + (
         f", stored into {', '.join(stored)}" if stored else "")
-    lines = [f"// {why}", f"let {p.rust_name.lower()} = match ({', '.join(c.lower() for c in classes)}) {{"]
+    lines = [f"// {why}", f"let {p.rust_name.lower()} = match {_scrutinee(classes)} {{"]
     lines += [f"    {' | '.join(map(_pattern, keys))} => ElemType::{ARRAY_DTYPES[result].variant},"
               for result, keys in arms.items()]
     lines += [f"    _ => return Err({_refusal(kernel, classes, listed)}),", "};"]
@@ -159,12 +160,11 @@ def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, listed: set[str]) -> li
 
 def _same_promotion(kernel: ir.KernelIR, s: ir.SamePromotion, listed: set[str]) -> list[str]:
     """The lines that refuse a launch where condition `s` does not hold."""
-    classes = list(dict.fromkeys(s.of + s.equals))
+    classes = _classes(kernel, s.of + s.equals)
     keys = [key for found in _arms(kernel, classes, lambda combo: "").values() for key in found]
     of, equals = _first_arrays(kernel, s.of), _first_arrays(kernel, s.equals)
-    scrutinee = ", ".join(c.lower() for c in classes)
     return [f"// cuTile Python's promotion of the dtypes of {', '.join(of)} is that of {', '.join(equals)} here",
-            f"if !matches!(({scrutinee}), {' | '.join(map(_pattern, keys))}) {{",
+            f"if !matches!({_scrutinee(classes)}, {' | '.join(map(_pattern, keys))}) {{",
             f"    return Err({_refusal(kernel, classes, listed)});", "}"]
 
 
@@ -179,20 +179,33 @@ def _arms(kernel: ir.KernelIR, classes: list[str], result) -> dict[str, list[tup
     return arms
 
 
+def _scrutinee(classes: list[str]) -> str:
+    """The launcher's dtype variables of `classes`, a tuple of them where there are several."""
+    names = ", ".join(c.lower() for c in classes)
+    return f"({names})" if len(classes) > 1 else names
+
+
 def _pattern(key: tuple[str, ...]) -> str:
-    return "(" + ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in key) + ")"
+    variants = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in key)
+    return f"({variants})" if len(key) > 1 else variants
 
 
-def _first_arrays(kernel: ir.KernelIR, classes: list[str]) -> list[str]:
-    """The first array of each of `classes` (rust_names)."""
+def _classes(kernel: ir.KernelIR, names: list[str]) -> list[str]:
+    """The dtype classes among `names` (rust_names and concrete dtypes), once each, in order."""
+    known = {c.rust_name for c in kernel.dtype_classes}
+    return [n for n in dict.fromkeys(names) if n in known]
+
+
+def _first_arrays(kernel: ir.KernelIR, names: list[str]) -> list[str]:
+    """The first array of each dtype class among `names`, and each concrete dtype as itself."""
     by_name = {c.rust_name: c for c in kernel.dtype_classes}
-    return [by_name[c].arrays[0] for c in classes]
+    return [by_name[n].arrays[0] if n in by_name else n for n in names]
 
 
 def _refusal(kernel: ir.KernelIR, classes: list[str], listed: set[str]) -> str:
     """The error of a launch whose arrays of `classes` cuTile Python does not promote so."""
     arrays = ", ".join(f"{rust_name(a)}.first()" if a in listed else f"&{rust_name(a)}"
-                       for a in _first_arrays(kernel, classes))
+                       for a in _first_arrays(kernel, _classes(kernel, classes)))
     return f"launch.refused_promotion(&[{arrays}])"
 
 

@@ -14,9 +14,11 @@ records they share: `state` (per kernel and per inlined helper), `bindings`, `dt
 
 from __future__ import annotations
 
+import math
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ...errors import TranslationError
 from .. import ir
 from ..frontend import KernelSource
 from . import kernel
@@ -35,6 +37,12 @@ class Survey:
 
     uses: dict[str, ArrayUse]
     int_arrays: frozenset[str]
+    promote: bool = True  # False: arrays whose tiles meet share one dtype class (see `lower_kernel`)
+
+
+# The most dtype combinations a kernel's arrays may have before arrays that meet are tied into one
+# dtype class instead of promoted per launch (3^9: each array of nine its own class).
+MAX_COMBINATIONS = 3 ** 9
 
 
 def survey(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
@@ -48,5 +56,20 @@ def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | No
     """Lowers one kernel into the typed IR in two passes: the survey counts the array accesses,
     the lowering decides on those counts which outputs are safe partitions and which arrays are
     updated in place."""
-    lowered, _ = kernel.lower(src, dtypes, lift_gathers, survey(src, dtypes, lift_gathers))
+    first = survey(src, dtypes, lift_gathers)
+    lowered, _ = kernel.lower(src, dtypes, lift_gathers, first)
+    if lowered.promoted and _combinations(lowered) > MAX_COMBINATIONS:
+        # so many dtypes apart that their combinations cannot be checked: tied, as launched together
+        lowered, _ = kernel.lower(src, dtypes, lift_gathers, replace(first, promote=False))
+    if _combinations(lowered) > MAX_COMBINATIONS:
+        free = [c for c in lowered.dtype_classes if len(c.allowed) > 1]
+        arrays = ", ".join("/".join(c.arrays) for c in free)
+        raise TranslationError(f"kernel '{lowered.name}' has {len(free)} arrays of independent dtypes "
+                               f"({_combinations(lowered):,} combinations, more than the {MAX_COMBINATIONS:,} a build "
+                               f"checks): state their dtypes (tb.build(..., dtypes=...), --dtype) for {arrays}",
+                               location=f"{lowered.file}:{lowered.line}:1", construct=lowered.name)
     return lowered
+
+
+def _combinations(kir: ir.KernelIR) -> int:
+    return math.prod(len(c.allowed) for c in kir.dtype_classes)

@@ -34,6 +34,7 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
     (which counts, and decides nothing on the counts)."""
     state = KernelState(src, dtypes, lift_gathers, uses=survey and survey.uses,
                         int_arrays=survey and set(survey.int_arrays))
+    state.promote = survey.promote if survey else True
     walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
     return lower_body(walker), state
 
@@ -302,8 +303,9 @@ def promoted_dtypes(state: KernelState, classes: list[ir.DTypeClass],
     dtype (`Semantics.keep_product`); promotions made one share one parameter."""
     order = [c.rust_name for c in classes]
 
-    def class_set(members) -> tuple[str, ...]:
-        return tuple(sorted({names[state.union.find(m)] for m in members}, key=order.index))
+    def class_set(members) -> tuple[str, ...]:  # classes in order, then concrete dtypes (`f16`)
+        return tuple(sorted({names[state.union.find(m)] for m in members},
+                            key=lambda n: (order.index(n), "") if n in order else (len(order), n)))
 
     groups: dict[str, list[str]] = {}
     for name in state.promoted:
@@ -330,5 +332,5 @@ def promoted_dtypes(state: KernelState, classes: list[ir.DTypeClass],
             if stored not in promoted[merged[root]].stored_into:
                 promoted[merged[root]].stored_into.append(stored)
         elif names[name] != stored:  # one class's tile into another's array: cuTile Python only widens
-            require(tuple(sorted({names[name], stored}, key=order.index)), (stored,))
+            require(class_set({name, array_class}), (stored,))
     return list(promoted.values()), same

@@ -36,6 +36,13 @@ class Semantics:
                                                                                                   val.dtype):
             # cuTile Python takes a loop whose variable keeps its dtype at this launch
             return Value("tile", prev.val.type, val.expr, nonneg=val.nonneg)
+        was, now = self.state.union.find(prev.val.dtype), self.state.union.find(val.dtype)
+        if prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape and was.startswith("$") and \
+                now in FLOAT_RANK and self.float_only(was):
+            # An array's tile updated with an f32 one: cuTile Python takes the loop only where the
+            # array is f32, so the launcher takes that dtype alone (the conversion is the identity).
+            self.state.stored_dtypes.setdefault(was[1:], set()).add(now)
+            return self.convert(val, prev.val.dtype, out, target.id)
         if prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape:
             integers = self.int_tile(prev.val.dtype), self.int_tile(val.dtype)
             if integers[0] != integers[1]:  # an integer variable updated with an array's values, or the
@@ -345,11 +352,15 @@ class Semantics:
             return a
         if self.generic(ra) and self.generic(rb):
             classes = self.classes_of(ra) | self.classes_of(rb)
-            if promote and not self.state.survey and self.float_only(ra) and self.float_only(rb):
+            if promote and self.state.promote and not self.state.survey and self.float_only(ra) and \
+                    self.float_only(rb):
                 return self.promotion(classes)
             if ra.startswith("$") and rb.startswith("$"):
                 self.state.union.union(ra, rb)
                 return a
+            if any(not c.startswith("$") for c in classes):
+                raise self.error(node, "this mixes tiles of arrays' dtypes with other dtypes where they cannot "
+                                       "be promoted here; make the dtypes explicit with .astype()")
             first, *others = sorted(classes)
             for c in others:
                 self.state.union.union(first, c)
@@ -366,12 +377,18 @@ class Semantics:
         if concrete == "f32" and all(dtypes.stated(d) in DEFAULT_ARRAY_DTYPES for d in stated):
             # An array's dtype (f32, f16 or bf16 unless stated otherwise) with f32: cuTile Python promotes to f32.
             return "f32"
+        if promote and self.state.promote and self.generic(generic) and self.float_only(generic) and \
+                concrete in dtypes.DTYPES:
+            # an array's float dtype with a concrete one (an f16 tile, an i32 count): their
+            # promotion at each launch, as cuTile Python's (the survey goes on with the array's)
+            return generic if self.state.survey else self.promotion(classes | {concrete})
         if self.generic(ra) or self.generic(rb):
             raise self.error(node, f"this mixes a tile of an array's dtype with a {concrete} tile; "
                                    "make the dtypes explicit with .astype()")
-        if ra in FLOAT_RANK and rb in FLOAT_RANK and FLOAT_RANK[ra] != FLOAT_RANK[rb]:
-            return ra if FLOAT_RANK[ra] > FLOAT_RANK[rb] else rb
-        raise self.error(node, f"mixed dtypes {ra} and {rb}; cast one operand with .astype()")
+        promoted = dtypes.promote(ra, rb)  # an integer gives way to a float, the narrower to the wider
+        if promoted is None:
+            raise self.error(node, f"cuTile Python does not mix {ra} and {rb} tiles; cast one operand with .astype()")
+        return promoted
 
     def nonneg(self, v: Value) -> bool:
         if v.kind == "const":
@@ -587,7 +604,9 @@ class Semantics:
             q.nonneg = self.nonneg(lhs) and self.nonneg(rhs)
             return q
         if isinstance(node.op, ast.Div) and self.int_tile(type_.dtype):
-            raise self.error(node, "true division of integer tiles is not supported yet")
+            # cuTile Python divides integers in its default float dtype, f32
+            a, b = (self.convert(Value("tile", type_, e), "f32", out, hint).expr for e in (a, b))
+            type_ = ir.TileType("f32", type_.shape)
         if op in ("+", "-") and self.float_only(type_.dtype):
             fused = self.fused_mul_add(op, a, b, type_, out, hint)
             if fused is not None:
@@ -609,8 +628,8 @@ class Semantics:
         """Whether tiles of `dtype` are floats at every launch: a float dtype, or the dtype of arrays
         the launcher takes as floats only."""
         root = self.state.union.find(dtype)
-        if root in self.state.promoted:
-            return all(self.float_only(c) for c in self.classes_of(root))
+        if root in self.state.promoted:  # a float with anything numeric promotes to a float
+            return any(self.float_only(c) for c in self.classes_of(root))
         if not root.startswith("$"):
             return root in FLOAT_RANK and root != "tf32"
         members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
@@ -698,7 +717,7 @@ class Semantics:
             return tile if scalar_int else other.dtype
         if scalar_int and self.state.union.find(tile).startswith("$"):
             return tile  # an index array's values with an integer: the array's (i32 or i64, as wide)
-        return self.common_dtype(tile, other.dtype, node)
+        return self.common_dtype(tile, other.dtype, node, promote=True)
 
     def unary(self, node: ast.UnaryOp, val: Value, out: list[ir.Stmt], hint: str) -> Value:
         if isinstance(node.op, ast.UAdd):
@@ -760,6 +779,8 @@ class Semantics:
     def possible_dtypes(self, dtype: str) -> list[str]:
         """The dtypes an array's dtype, or a promotion of several, may be at launch."""
         root = self.state.union.find(dtype)
+        if not self.generic(root):
+            return [root]
         if root not in self.state.promoted:
             members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
             return self.state.allowed_dtypes(members) if members else []
