@@ -6,9 +6,9 @@ axes), and each array parameter is classified: read, or written one tile per blo
 own index (a safe cutile partition). Anything else is a `TranslationError` naming file:line:column.
 
 The parts: `walker` (statements, scopes, loops, expressions, inlining) with `branches` (`if`),
-`semantics` (promotion, broadcasting, literals, Python's integer rules), the op table `ops` (one
-handler per `ct.*` name), `kernel` (parameters, ranks, dtype classes, the IR record), and the
-records they share: `state` (per kernel and per inlined helper), `bindings`, `dtype_classes`,
+`semantics` (promotion, broadcasting, literals, Python's integer rules) with `promotions` (arrays'
+dtypes promoted per launch), the op table `ops` (one handler per `ct.*` name), `kernel`
+(parameters, ranks, dtype classes, the IR record), and the records they share: `state` (per kernel and per inlined helper), `bindings`, `dtype_classes`,
 `facts` (pure queries), `loop_split` (a pass over loops).
 """
 
@@ -64,10 +64,10 @@ def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | No
     if _combinations(lowered) > MAX_COMBINATIONS:
         free = [c for c in lowered.dtype_classes if len(c.allowed) > 1]
         arrays = ", ".join("/".join(c.arrays) for c in free)
-        raise TranslationError(f"kernel '{lowered.name}' has {len(free)} arrays of independent dtypes "
-                               f"({_combinations(lowered):,} combinations, more than the {MAX_COMBINATIONS:,} a build "
-                               f"checks): state their dtypes (tb.build(..., dtypes=...), --dtype) for {arrays}",
-                               location=f"{lowered.file}:{lowered.line}:1", construct=lowered.name)
+        raise TranslationError.at(src.display_file, src.func, (
+            f"kernel '{lowered.name}' has {len(free)} arrays of independent dtypes ({_combinations(lowered):,} "
+            f"combinations, more than the {MAX_COMBINATIONS:,} a build checks): state their dtypes "
+            f"(tb.build(..., dtypes=...), --dtype) for {arrays}"))
     return lowered
 
 

@@ -13,6 +13,7 @@ from .. import ir
 from ..rust_syntax import float_literal, number_literal, rust_name
 from .bindings import Binding, Value
 from .facts import fold, show_type, with_article
+from .promotions import Promotions
 from .state import KernelState
 
 # Python's binary operators as Rust's (`//` is corrected where it can differ: see `binop`).
@@ -20,7 +21,7 @@ RUST_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.F
                   ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 
 
-class Semantics:
+class Semantics(Promotions):
     """The typing rules of one kernel's lowering (its dtype classes and facts live in `state`)."""
 
     def __init__(self, state: KernelState):
@@ -314,33 +315,6 @@ class Semantics:
         """Whether `dtype` is the dtype of an index array (see `_integer`), without making it one."""
         root = self.state.union.find(dtype)
         return root.startswith("$") and any(self.state.union.find(f"${a}") == root for a in self.state.int_arrays)
-
-    def generic(self, dtype: str) -> bool:
-        """Whether `dtype` is bound at launch: an array's (a dtype class), or the promotion of several."""
-        root = self.state.union.find(dtype)
-        return root.startswith("$") or root in self.state.promoted
-
-    def classes_of(self, dtype: str) -> frozenset[str]:
-        """The dtype classes `dtype` follows: itself, or those a promotion promotes (every promotion
-        made one with it, too)."""
-        root = self.state.union.find(dtype)
-        if root in self.state.promoted:
-            return frozenset(self.state.union.find(m) for name, members in self.state.promoted.items()
-                             if self.state.union.find(name) == root for m in members)
-        return frozenset({root})
-
-    def promotion(self, classes: frozenset[str]) -> str:
-        """The dtype (`^n`) cuTile Python computes in where tiles of the dtype classes `classes`
-        meet: the launcher binds it to their promotion (`dtypes.promote`) at each launch, and
-        refuses dtypes it cannot promote (f16 with bf16). One per set of classes."""
-        if len(classes) == 1:
-            return next(iter(classes))
-        for name in self.state.promoted:
-            if self.classes_of(name) == classes:
-                return name
-        name = f"^{len(self.state.promoted)}"
-        self.state.promoted[name] = classes
-        return name
 
     def common_dtype(self, a: str, b: str, node: ast.AST, promote: bool = False) -> str:
         """The dtype tiles of dtypes `a` and `b` meet in. Where both are arrays' (float) dtypes and
@@ -676,32 +650,6 @@ class Semantics:
             operands.append(v.expr)
         return ir.TileType(dtype, shape), operands[0], operands[1]
 
-    def keep_product(self, val: Value, dtype: str) -> Value | None:
-        """An unnamed product (`x * y`) that a sum takes in another dtype, where one of the two is a
-        promotion of arrays' dtypes (`a * b + c` of three arrays): cuTile Python fuses the product
-        into the sum at every launch where the conversion between them is the identity (its types
-        are a launch's), and at no other. The two dtypes are made one (one Rust type, so the product
-        stays fusable), and the launcher takes only the launches where cuTile Python's promotions
-        make them equal (`ir.SamePromotion`), refusing the others. None where that does not apply."""
-        if not (isinstance(val.expr, ir.Binary) and val.expr.op == "*") or not self.made_one(val.dtype, dtype):
-            return None
-        return Value("tile", ir.TileType(dtype, val.shape), val.expr)
-
-    def made_one(self, a: str, b: str) -> bool:
-        """Makes the dtypes `a` and `b` one Rust type where one is a promotion of arrays' (float)
-        dtypes and the other an array's or another promotion, and cuTile Python types them alike
-        at some launches: the launcher then takes only those (`ir.SamePromotion`). Whether it did."""
-        a, b = self.state.union.find(a), self.state.union.find(b)
-        if self.state.survey or a == b or not (a in self.state.promoted or b in self.state.promoted):
-            return False
-        if not (self.generic(a) and self.generic(b) and self.float_only(a) and self.float_only(b)):
-            return False
-        if a.startswith("$"):
-            self.state.union.union(a, b)  # a class stays the root: it is a Rust type parameter already
-        else:
-            self.state.union.union(b, a)
-        return True
-
     def with_scalar(self, tile: str, other: Value, node: ast.AST) -> str:
         """The dtype cuTile Python computes in where a tile of dtype `tile` meets a scalar. A number
         (or a ct.Constant[float]: `Value.weak`) is weakly typed: the tile's dtype. A runtime scalar
@@ -775,20 +723,6 @@ class Semantics:
         raise self.error(node, f"ct.matmul of tiles of {', '.join(members)}, which may be {', '.join(allowed)}: "
                                "cuTile Python accumulates these differently; state the dtypes (tb.build(..., "
                                "dtypes=...), --dtype)")
-
-    def possible_dtypes(self, dtype: str) -> list[str]:
-        """The dtypes an array's dtype, or a promotion of several, may be at launch."""
-        root = self.state.union.find(dtype)
-        if not self.generic(root):
-            return [root]
-        if root not in self.state.promoted:
-            members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
-            return self.state.allowed_dtypes(members) if members else []
-        first, *others = sorted(self.classes_of(root))
-        results = set(self.possible_dtypes(first))
-        for c in others:
-            results = {dtypes.promote(r, d) for r in results for d in self.possible_dtypes(c)} - {None}
-        return sorted(results)
 
     def matmul(self, node: ast.AST, a: Value, b: Value, out, hint) -> Value:
         """`ct.matmul(a, b)` or `a @ b`, as cuTile Python lowers it: an mma into a zero accumulator
