@@ -492,11 +492,13 @@ class Semantics(Promotions):
             divisor.nonneg = True
 
     def tile_mod(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
-        self.require_positive(rhs)
         type_, a, b = self.tile_operands(node, lhs, rhs, out, hint)
         dt = self.state.union.find(type_.dtype)
+        if self.float_only(dt):
+            return self.float_mod(type_, a, b, out, hint, node)
+        self.require_positive(rhs)
         if not self.integer(dt):
-            raise self.error(node, "% on float tiles is not supported yet")
+            raise self.error(node, "% on tiles that may be floats or integers is not supported yet")
         rem = self.bind_temp(out, f"{hint}_rem", type_, ir.Call("remi", (a, b)))
         if self.nonneg(lhs) and self.nonneg(rhs):
             rem.nonneg = True
@@ -508,6 +510,20 @@ class Semantics(Promotions):
         negative = ir.Call("lt_tile", (rem.expr, zero.expr))
         return self.bind_temp(out, f"{hint}_mod", type_, ir.Call("select", (negative, ir.Binary("+", rem.expr, b),
                                                                              rem.expr)))
+
+    def float_mod(self, type_: ir.TileType, a: ir.Expr, b: ir.Expr, out: list[ir.Stmt], hint: str,
+                  node: ast.AST) -> Value:
+        """Python's % of float tiles, as cuTile Python computes it: C's remainder, plus the divisor
+        where the remainder is not zero and its sign differs from the divisor's."""
+        divisor = self.named(Value("tile", type_, b), out, f"{hint}_divisor")
+        rem = self.bind_temp(out, f"{hint}_rem", type_, ir.Call("remf", (a, divisor.expr)))
+        zero = self.named(self.splat(Value("const", py=0), type_.dtype, type_.shape, out, hint, node), out, hint)
+        signs_differ = ir.Call("xori", (ir.Call("lt_tile", (rem.expr, zero.expr)),
+                                        ir.Call("lt_tile", (divisor.expr, zero.expr))))
+        fix = self.bind_temp(out, f"{hint}_fix", ir.TileType("bool", type_.shape),
+                             ir.Call("andi", (signs_differ, ir.Call("ne_tile", (rem.expr, zero.expr)))))
+        return self.bind_temp(out, f"{hint}_mod", type_, ir.Call("select", (
+            fix.expr, ir.Binary("+", rem.expr, divisor.expr), rem.expr)))
 
     def scalar_mod(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
         if "tile" in (lhs.kind, rhs.kind):
