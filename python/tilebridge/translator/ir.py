@@ -323,6 +323,11 @@ class DerivedDType:
     then: str  # ... this dtype, else `other`; each a cutile dtype name or a DTypeClass rust_name
     other: str
 
+    def at(self, bound: dict[str, str]) -> str:
+        """The cutile dtype it stands for where the type parameters have the dtypes `bound` gives."""
+        chosen = self.then if bound[self.of] == self.when else self.other
+        return bound.get(chosen, chosen)
+
 
 @dataclass
 class PromotedDType:
@@ -349,7 +354,7 @@ class PromotedDType:
 class SamePromotion:
     """A condition on a launch's dtypes that the kernel's one Rust type for several promotions
     stands on: cuTile Python's promotion of the classes `of` is the same dtype as of `equals`. The
-    launcher takes only launches where it holds (see `Semantics.keep_product`)."""
+    launcher takes only launches where it holds (see `Promotions.keep_product`)."""
 
     of: list[str]  # rust_names of DTypeClasses
     equals: list[str]
@@ -448,13 +453,24 @@ class KernelIR:
 
     def admits(self, combo: tuple[str, ...]) -> bool:
         """Whether cuTile Python takes the promotions of the kernel at the classes' dtypes `combo`."""
-        bound = dict(zip([c.rust_name for c in self.dtype_classes], combo))
-        return None not in self.promotions(combo).values() and all(s.holds(bound) for s in self.same_promotions)
+        bound = self._classes_at(combo)
+        return all(p.at(bound) is not None for p in self.promoted) and all(s.holds(bound) for s in self.same_promotions)
 
     def promotions(self, combo: tuple[str, ...]) -> dict[str, str | None]:
         """The dtype of each promotion (by rust_name) where the classes have the dtypes `combo`."""
-        bound = dict(zip([c.rust_name for c in self.dtype_classes], combo))
+        bound = self._classes_at(combo)
         return {p.rust_name: p.at(bound) for p in self.promoted}
+
+    def dtypes_at(self, combo: tuple[str, ...]) -> dict[str, str | None]:
+        """The dtype of each of the kernel's dtype type parameters, in the order its generics declare
+        them (classes, promotions, derived dtypes), where the classes have the dtypes `combo`."""
+        bound = self._classes_at(combo)
+        bound.update({p.rust_name: p.at(bound) for p in self.promoted})
+        bound.update({d.rust_name: d.at(bound) for d in self.derived})
+        return bound
+
+    def _classes_at(self, combo: tuple[str, ...]) -> dict[str, str]:
+        return dict(zip([c.rust_name for c in self.dtype_classes], combo))
 
     @property
     def arrays(self) -> list[ArrayParam]:

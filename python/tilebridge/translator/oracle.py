@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import cutile_frontend, emit, ir, recorded_launches as launches, specializations
+from . import cutile_frontend, ir, recorded_launches as launches, specializations
 from .frontend import KernelSource
 from .rust_syntax import rust_name
 from ..errors import TranslationError
@@ -253,9 +253,7 @@ def _dtypes_of(kir: ir.KernelIR, spec: specializations.Specialization) -> str:
 def _compare(kir: ir.KernelIR, src: KernelSource, spec: specializations.Specialization,
              theirs: dict[cutile_frontend.Site, set[cutile_frontend.ValueType]], report: Report) -> int:
     """Holds every typed value of `kir` against cuTile Python's at `spec`; the number compared."""
-    bound = dict(zip([c.rust_name for c in kir.dtype_classes], spec.generics))
-    bound.update(kir.promotions(tuple(bound.values())))
-    bound.update({d.rust_name: emit.derived_dtype(d, bound) for d in kir.derived})
+    bound = kir.dtypes_at(_combo(kir, spec))
     consts = {p.name: value for p, (kind, value, *_) in zip(kir.params, spec.signature)
               if isinstance(p, ir.ConstParam)}
     values = {rust_name(name): value for name, value in consts.items()}

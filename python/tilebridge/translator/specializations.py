@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import emit, ir, recorded_launches as launches
+from . import ir, recorded_launches as launches
 from .rust_syntax import rust_name
 from ..hints import KERNEL_HINTS
 
@@ -137,14 +137,13 @@ def recorded_specialization(kir, launch: launches.Launch) -> Specialization | st
 
 
 def specialization(kir, args: dict[str, tuple]) -> Specialization:
-    bound = {c.rust_name: args[c.arrays[0]][1] for c in kir.dtype_classes}
-    bound.update(kir.promotions(tuple(bound.values())))
+    bound = kir.dtypes_at(tuple(args[c.arrays[0]][1] for c in kir.dtype_classes))
     consts = [("true" if args[c.name][1] else "false") if c.kind == "bool" else str(int(args[c.name][1]))
               for c in kir.consts]
     # A list's divisibility generics at 1, as cuTile Python's export here assumes none either.
     consts += ["1" for a in kir.arrays if a.listed for _ in ir.list_divisors(a)]
     consts += [str(ir.float_bits(args[p.name][1])) for p in kir.float_consts]
-    return Specialization(list(bound.values()) + [emit.derived_dtype(d, bound) for d in kir.derived] + consts,
+    return Specialization(list(bound.values()) + consts,
                           # A list's own tensor is its table, whose rows are contiguous.
                           [(a.name, [-1, 1] if a.listed else args[a.name][2]) for a in kir.arrays],
                           [args[p.name] for p in kir.params])

@@ -23,12 +23,10 @@ import jinja2
 from .. import ir
 from ...metadata import ExtensionMetadata
 from .kernel import calls_padded_gather, entry
-from .launcher import (check_launcher, derived_dtype, dispatched_metadata,
-                       dispatcher, kernel_metadata, launch_imports, launcher)
+from .launcher import check_launcher, dispatched_metadata, dispatcher, kernel_metadata, launch_imports, launcher
 from .stub import stub
 
-__all__ = ["render_crate", "CrateFiles", "rustfmt", "check_launcher",
-           "derived_dtype"]
+__all__ = ["render_crate", "CrateFiles", "rustfmt", "check_launcher"]
 
 CUTILE_VERSION = "0.5.0"
 PYO3_VERSION = "0.30"

@@ -104,11 +104,12 @@ def launcher(kernel: ir.KernelIR) -> dict:
         allowed = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
     # A condition on classes that a promotion's match binds is checked there (its other arms refuse).
+    combos = kernel.launcher_combos()
     matched = [set(_classes(kernel, p.of + p.stored_into)) for p in kernel.promoted]
     classes += [line for s in kernel.same_promotions
                 if not any(set(_classes(kernel, s.of + s.equals)) <= m for m in matched)
-                for line in _same_promotion(kernel, s, listed)]
-    classes += [line for p in kernel.promoted for line in _promotion(kernel, p, listed)]
+                for line in _same_promotion(kernel, s, combos, listed)]
+    classes += [line for p in kernel.promoted for line in _promotion(kernel, p, combos, listed)]
     # A partitioned output's tiles fix the grid: `Launch::submit` checks it.
     for p in kernel.arrays:
         if p.strided:
@@ -116,14 +117,9 @@ def launcher(kernel: ir.KernelIR) -> dict:
 
     # Each class's dtype was checked against its allowed list; where the combinations are fewer
     # than all of theirs (recorded launches), the combination is checked too.
-    combos = kernel.launcher_combos()
     if len(combos) < len(kernel.all_combos()):
-        def pattern(combo: tuple[str, ...]) -> str:
-            items = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in combo)
-            return f"({items})" if len(combo) > 1 else items
-        scrutinee = ", ".join(c.rust_name.lower() for c in kernel.dtype_classes)
-        scrutinee = f"({scrutinee})" if len(kernel.dtype_classes) > 1 else scrutinee
-        checks.append(f"if !matches!({scrutinee}, {' | '.join(map(pattern, combos))}) {{ "
+        scrutinee = _scrutinee([c.rust_name for c in kernel.dtype_classes])
+        checks.append(f"if !matches!({scrutinee}, {' | '.join(map(_pattern, combos))}) {{ "
                       f"return Err(tilebridge_runtime::error::argument({json.dumps(_unbuilt_message(kernel))})); }}")
     return {
         "name": k,
@@ -143,11 +139,12 @@ def launcher(kernel: ir.KernelIR) -> dict:
     }
 
 
-def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, listed: set[str]) -> list[str]:
+def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, combos: list[tuple[str, ...]],
+               listed: set[str]) -> list[str]:
     """The lines that bind promotion `p` from its classes' dtypes: a match over the combinations
-    the launcher takes, grouped by result, the rest refused with the arrays' dtypes named."""
+    the launcher takes (`combos`), grouped by result, the rest refused with the arrays' dtypes named."""
     classes = _classes(kernel, p.of + p.stored_into)
-    arms = _arms(kernel, classes, lambda combo: kernel.promotions(combo)[p.rust_name])
+    arms = _arms(kernel, classes, combos, lambda combo: kernel.promotions(combo)[p.rust_name])
     arrays, stored = _first_arrays(kernel, p.of), _first_arrays(kernel, p.stored_into)
     why = f"`{p.rust_name}`: cuTile Python's promotion of the dtypes of {', '.join(arrays)}" + (
         f", stored into {', '.join(stored)}" if stored else "")
@@ -158,21 +155,23 @@ def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, listed: set[str]) -> li
     return lines
 
 
-def _same_promotion(kernel: ir.KernelIR, s: ir.SamePromotion, listed: set[str]) -> list[str]:
-    """The lines that refuse a launch where condition `s` does not hold."""
+def _same_promotion(kernel: ir.KernelIR, s: ir.SamePromotion, combos: list[tuple[str, ...]],
+                    listed: set[str]) -> list[str]:
+    """The lines that refuse a launch where condition `s` does not hold (none of `combos`)."""
     classes = _classes(kernel, s.of + s.equals)
-    keys = [key for found in _arms(kernel, classes, lambda combo: "").values() for key in found]
+    keys = [key for found in _arms(kernel, classes, combos, lambda combo: "").values() for key in found]
     of, equals = _first_arrays(kernel, s.of), _first_arrays(kernel, s.equals)
     return [f"// cuTile Python's promotion of the dtypes of {', '.join(of)} is that of {', '.join(equals)} here",
             f"if !matches!({_scrutinee(classes)}, {' | '.join(map(_pattern, keys))}) {{",
             f"    return Err({_refusal(kernel, classes, listed)});", "}"]
 
 
-def _arms(kernel: ir.KernelIR, classes: list[str], result) -> dict[str, list[tuple[str, ...]]]:
-    """The dtypes of `classes` at each combination the launcher takes, grouped by `result(combo)`."""
+def _arms(kernel: ir.KernelIR, classes: list[str], combos: list[tuple[str, ...]],
+          result) -> dict[str, list[tuple[str, ...]]]:
+    """The dtypes of `classes` at each of `combos`, grouped by `result(combo)`."""
     by_name = {c.rust_name: i for i, c in enumerate(kernel.dtype_classes)}
     arms: dict[str, list[tuple[str, ...]]] = {}
-    for combo in kernel.launcher_combos():
+    for combo in combos:
         key = tuple(combo[by_name[c]] for c in classes)
         if key not in arms.setdefault(result(combo), []):
             arms[result(combo)].append(key)
@@ -306,12 +305,6 @@ def _unbuilt_message(kernel: ir.KernelIR) -> str:
     built = "; ".join(" / ".join(combo) for combo in kernel.dtype_combos)
     return (f"kernel `{kernel.name}` was built for these dtype combinations only ({arrays}: {built}); "
             "rebuild with launches recorded that use this one (tilebridge build --launches), or the dtypes stated")
-
-
-def derived_dtype(d: ir.DerivedDType, bound: dict[str, str]) -> str:
-    """The cutile dtype `d` stands for when its class is bound as in `bound`."""
-    chosen = d.then if bound[d.of] == d.when else d.other
-    return bound.get(chosen, chosen)
 
 
 def kernel_metadata(k: ir.KernelIR) -> KernelMetadata:

@@ -8,8 +8,9 @@ own index (a safe cutile partition). Anything else is a `TranslationError` namin
 The parts: `walker` (statements, scopes, loops, expressions, inlining) with `branches` (`if`),
 `semantics` (promotion, broadcasting, literals, Python's integer rules) with `promotions` (arrays'
 dtypes promoted per launch), the op table `ops` (one handler per `ct.*` name), `kernel`
-(parameters, ranks, dtype classes, the IR record), and the records they share: `state` (per kernel and per inlined helper), `bindings`, `dtype_classes`,
-`facts` (pure queries), `loop_split` (a pass over loops).
+(parameters, ranks, dtype classes, the IR record), and the records they share: `state` (per
+kernel and per inlined helper), `bindings`, `dtype_classes`, `facts` (pure queries), `loop_split`
+(a pass over loops).
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | No
                  lift_gathers: bool = False) -> ir.KernelIR:
     """Lowers one kernel into the typed IR in two passes: the survey counts the array accesses,
     the lowering decides on those counts which outputs are safe partitions and which arrays are
-    updated in place."""
+    updated in place. A kernel whose arrays' dtypes, each promoted apart, would have more than
+    MAX_COMBINATIONS combinations is lowered again with the arrays that meet tied together, and
+    past that limit still is refused, asking for its dtypes."""
     first = survey(src, dtypes, lift_gathers)
     lowered, _ = kernel.lower(src, dtypes, lift_gathers, first)
     if lowered.promoted and _combinations(lowered) > MAX_COMBINATIONS:

@@ -12,7 +12,7 @@ from .. import ir
 
 class DTypeUnion:
     """Union-find over dtype classes (``$a``) of array parameters, and promotions of them (``^n``)
-    that the kernel computes in one dtype (see `Semantics.keep_product`)."""
+    that the kernel computes in one dtype (see `Promotions.keep_product`)."""
 
     def __init__(self) -> None:
         self.parent: dict[str, str] = {}

@@ -300,7 +300,7 @@ def promoted_dtypes(state: KernelState, classes: list[ir.DTypeClass],
     """One Rust type parameter (`PT`, `PT0`, ...) per set of dtype classes whose tiles meet, and
     the conditions the launcher checks. Each promotion's name (`^n`) resolves to its parameter; to
     a class's where the kernel tied the classes together after all, or computes it in a class's
-    dtype (`Semantics.keep_product`); promotions made one share one parameter."""
+    dtype (`Promotions.keep_product`); promotions made one share one parameter."""
     order = [c.rust_name for c in classes]
 
     def class_set(members) -> tuple[str, ...]:  # classes in order, then concrete dtypes (`f16`)

@@ -73,9 +73,9 @@ class KernelState:
         self.unsafe_reasons: list[str] = []
         self.stored_dtypes: dict[str, set[str]] = {}  # concrete dtypes of tiles stored into each array
         self.derived: dict[str, tuple[str, str, str, str]] = {}  # "@n" -> (class, when, then, other)
-        # "^n" -> the dtype classes it promotes (`Semantics.promotion`), and the arrays each promotion
-        # is stored into: (array class, "^n"), each array then of that dtype at launch.
         self.promote = True  # whether arrays' dtypes that meet are promoted per launch, or tied
+        # "^n" -> the dtype classes (and concrete dtypes) it promotes (`Promotions.promotion`), and the
+        # arrays each promotion is stored into: (array class, "^n").
         self.promoted: dict[str, frozenset[str]] = {}
         self.promoted_stores: list[tuple[str, str]] = []
         self.launch_checks: list[tuple[ir.Expr, str]] = []  # conditions on ct.Constant values, and why
