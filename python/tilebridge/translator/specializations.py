@@ -87,8 +87,8 @@ def default_combo(kir) -> tuple[str, ...]:
     """The dtype of each class a kernel is compiled at by default (`class_dtype`), or, where its
     promotions refuse that combination, the launcher's combination closest to it."""
     preferred = tuple(class_dtype(c) for c in kir.dtype_classes)
-    combos = kir.launcher_combos() if kir.promoted else []
-    if not combos or preferred in combos:
+    combos = [] if kir.admits(preferred) else kir.launcher_combos()
+    if not combos:
         return preferred
     return max(combos, key=lambda combo: sum(a == b for a, b in zip(combo, preferred)))
 
