@@ -309,7 +309,8 @@ def test_math_modes_compile(monkeypatch):
     ir, _ = ext._compile_only("math_ops", ["f32", "f16", "8", "64"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
     assert "rounding<approx>" in ir and "flush_to_zero" in ir and "permute" in ir
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["math_ops"]
-    assert not meta.safe and "exp with Approx rounding" in meta.unsafe_reasons[0]
+    # the approximate exp through the module's safe f32 wrapper: the same Tile IR, no `unsafe`
+    assert not any("rounding" in reason for reason in meta.unsafe_reasons)
     ir, _ = ext._compile_only("masked", ["f32", "f32", "100", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "cmpi" in ir and "select" in ir
     ir, _ = ext._compile_only("int_tiles", ["f32", "f32", "7", "256"], [("x", [1]), ("y", [1])], "sm_90")
@@ -452,7 +453,9 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
         # no trap and no test of the index in the loop (each cost TileGym's persistent kernels 1.04x to 1.8x)
         assert "store_view_tko" in ir and "assert" not in ir and not re.search(r"\bif %", ir), ir
     # an array updated in place: loaded and stored through one mutable view, so one token chain
-    assert meta["add_in_place"].unsafe_reasons == ["updates 'y' in place through an unchecked partition"]
+    assert meta["add_in_place"].unsafe_reasons == [
+        "updates 'y' in place through an unchecked partition (obligation: each block loads and stores only its own "
+        "tiles of it, inside its grid; the kernel keeps it, as cuTile Python requires)"]
     assert [p.written for p in meta["add_in_place"].params[:2]] == [False, True]
     ir, _ = ext._compile_only("add_in_place", ["f32", "f32", "f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert sum("make_partition_view" in line for line in ir.splitlines()) == 2  # x's and y's
@@ -545,11 +548,20 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     ir, _ = ext._compile_only("row_gather", ["f16", "f16", "1000", "1024"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
-    assert "load_ptr_tko" in ir and "store_ptr_tko" in ir  # pointers, as cuTile Python lowers gathers
-    assert "gathers from 'x' through pointers" in meta["row_gather"].unsafe_reasons
+    # the gather through pointers, as cuTile Python lowers it, inside the module's safe gather; the
+    # scatter of the block's own row as the checked store of its tile of the partitioned output
+    assert "load_ptr_tko" in ir and "store_view_tko" in ir and "store_ptr_tko" not in ir
+    assert meta["row_gather"].safe
     ir, _ = ext._compile_only("shifted", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
-    # masked to x's bounds: one comparison per lane (bid * 3 + arange is known non-negative)
-    assert ir.count("load_ptr_tko") == 1 and "cmpi less_than" in ir and "greater_than_or_equal" not in ir
+    # masked to x's bounds: one unsigned comparison per lane, made in the safe gather; the scatter of
+    # overlapping ranges stays a masked pointer store, unsafe
+    assert ir.count("load_ptr_tko") == 1 and "unsigned" in ir and "greater_than_or_equal" not in ir
+    assert meta["shifted"].unsafe_reasons == [
+        "scatters to 'y' through pointers (obligation: blocks write disjoint elements of it; the kernel keeps it, "
+        "as cuTile Python requires)"]
+    ir, _ = ext._compile_only("wild_gather", ["f32", "i32", "i32", "64"], [("x", [-1, 1]), ("rows", [1]),
+                                                                        ("cols", [1]), ("y", [1])], "sm_90")
+    assert ir.count("load_ptr_tko") == 3 and meta["wild_gather"].safe
     # f32 tiles stored into `stats`: built for f32 only, as cuTile Python casts no narrower
     assert meta["hinted_store"].dtypes == {"E0": ["f32", "f16", "bf16"], "E1": ["f32"]}
     ir, _ = ext._compile_only("hinted_store", ["f16", "f32", "256"], [("x", [-1, 1]), ("stats", [1])], "sm_90")

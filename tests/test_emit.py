@@ -5,7 +5,8 @@ from pathlib import Path
 
 from tilebridge.translator import ir
 from tilebridge.translator.emit import render_crate
-from tilebridge.translator.emit.kernel import PADDED_GATHER, calls_padded_gather
+from tilebridge.translator import module_items
+from tilebridge.translator.module_items import PADDED_GATHER
 from tilebridge.translator.emit.launcher import launch_imports
 
 
@@ -21,10 +22,25 @@ def gather(line: int) -> ir.Stmt:
 
 def test_the_padded_gather_is_declared_where_a_body_calls_it():
     nested = ir.IfElse(ir.Lit("true"), [], [ir.For("i", ir.Lit("0i32"), ir.Lit("2i32"), None, [gather(3)], 3)], 2)
-    assert calls_padded_gather([kernel([], []), kernel([nested], [])])
+    assert module_items.called([kernel([], []), kernel([nested], [])])["padded_gather"]
     # Its name in the Python source (a comment the body repeats) is no call.
     said = ir.Eval(ir.Call("noop"), 2)
-    assert not calls_padded_gather([kernel([said], [], {2: f"{PADDED_GATHER}(p)  # not this"})])
+    assert not module_items.called([kernel([said], [], {2: f"{PADDED_GATHER}(p)  # not this"})])["padded_gather"]
+
+
+def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
+    safe = ir.Let("t", ir.TileType("E0", (4,)), ir.Call(module_items.gather(2, 1, True, 4), (ir.Var("x"),)), 2)
+    rounded = ir.Eval(ir.Call(module_items.rounded("exp", "Approx"), (ir.Var("t"),)), 3)
+    store = ir.Eval(ir.Call(module_items.hinted_store(1, tma=False, latency=3), (ir.Var("x"),)), 4)
+    called = module_items.called([kernel([safe, rounded, store], [])])
+    # a checked gather needs the pointer load it is made of
+    assert called == {"padded_gather": True, "padded_partitions": [],
+                      "gathers": [(2, 1, True, 4)], "rounded": [("exp", "approx")], "hinted_stores": [(1, False, 3)]}
+    rust = render_crate([kernel([safe, rounded, store], [])], "k_rs", Path("/runtime"), "k.py").unformatted[
+        "src/tile_kernels.rs"]
+    for name in ("fn gather_2d_into_1d_masked_latency4<", "fn exp_approx_f32<", "fn store_tile_1d_tma_off_latency3<"):
+        assert name in rust
+    assert "fn gather_2d_into_1d<" not in rust and "fn partition_padded_" not in rust
 
 
 def test_lib_rs_imports_the_checks_the_launchers_make():

@@ -81,8 +81,10 @@ def test_shared_modules_import_no_stage():
 
 
 def test_emit_reads_only_the_ir():
-    allowed = {"tilebridge.translator.ir", "tilebridge.translator.rust_syntax", "tilebridge.dtypes",
-               "tilebridge.metadata", "tilebridge.errors", "tilebridge.translator"}
+    # module_items names the functions the kernel module declares, which the IR's calls name: the
+    # IR's vocabulary, as `ir` is (it imports nothing but `ir`).
+    allowed = {"tilebridge.translator.ir", "tilebridge.translator.module_items", "tilebridge.translator.rust_syntax",
+               "tilebridge.dtypes", "tilebridge.metadata", "tilebridge.errors", "tilebridge.translator"}
     for m in MODULES:
         if in_stage(m, "translator.emit"):
             wrong = {i for i in imports(m) if i not in allowed and not in_stage(i, "translator.emit")}

@@ -85,9 +85,15 @@ def test_every_statement_points_to_its_python_line():
 
 
 def test_safety_report():
-    meta = ExtensionMetadata.from_json(generated(REPO / "examples" / "row_softmax.py")["tilebridge.json"]).kernels
-    assert meta["row_softmax"].safe is False
-    assert "NegInf" in meta["row_softmax"].unsafe_reasons[0]
+    meta = ExtensionMetadata.from_json(generated(REPO / "examples" / "scaled_silu.py")["tilebridge.json"]).kernels
+    assert meta["scaled_silu_in_place"].safe is False
+    assert meta["scaled_silu_in_place"].unsafe_reasons == [
+        "updates 'x' in place through an unchecked partition (obligation: each block loads and stores only its own "
+        "tiles of it, inside its grid; the kernel keeps it, as cuTile Python requires)"]
+    # a load padded with -inf: through the module's safe padded view
+    softmax = generated(REPO / "examples" / "row_softmax.py")
+    assert ExtensionMetadata.from_json(softmax["tilebridge.json"]).kernels["row_softmax"].safe is True
+    assert "partition_padded_neg_inf(x, " in softmax["src/tile_kernels.rs"]
     vadd = ExtensionMetadata.from_json(generated(REPO / "examples" / "vector_add.py")["tilebridge.json"])
     assert vadd.kernels["vector_add"].safe is True
     assert "unsafe" not in generated(REPO / "examples" / "vector_add.py")["src/tile_kernels.rs"]
@@ -347,9 +353,11 @@ def test_gathers_lower_as_cuda_tile_python_does(tmp_path):
     rust = pinned.files["src/tile_kernels.rs"]
     body = rust[rust.index("fn rows"):]
     assert "f64" not in body and "select(" not in body
-    assert "pub unsafe fn load_ptr_tko_padded<" in rust and "load_ptr_tko_padded(" in body
+    assert "pub unsafe fn load_ptr_tko_padded<" in rust and "gather_1d_into_2d(a, offsets, " in body
     assert "constant(E0::ZERO, const_shape![TM, TK])" in body
-    assert "lt_tile(a_index_bits, a_extent_bits)" in body and "ge_tile" not in body
+    gather = rust[rust.index("pub fn gather_1d_into_2d<"):]
+    assert "lt_tile(i0_bits, extent0_bits)" in gather and "ge_tile" not in gather
+    assert "unsafe" not in body
     # ids of either integer type: through f64, exact (cutile converts no integer to another)
     either = tb.translate(tmp_path / "rows.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
     assert "Tile<f64," in either[either.index("fn rows"):]

@@ -44,7 +44,7 @@ def translate(
     and lists why in the result's `skipped` (and raises only if none is left), an internal error
     of one kernel's translation included. With
     `lift_gathers`, gathers and scatters of whole rows become cutile's checked tile accesses
-    (safe, but not always as fast: see `lower.ops.memory`). With `launches` (recorded from the
+    (safe, but not always as fast: see `lower.ops.pointers`). With `launches` (recorded from the
     kernels' own tests: `recorded_launches.read`), each kernel's launcher takes the dtype combinations
     they used too (only those, where its own would be too many). Each kernel is then checked
     against cuTile Python's own front end (`oracle`; off with TILEBRIDGE_ORACLE=0): a kernel it

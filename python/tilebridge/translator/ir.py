@@ -240,8 +240,10 @@ class ArrayParam:
     # written through cutile's unchecked partition (any index, any number of stores).
     tile: tuple[Dim, ...] | None = None
     # Accessed through pointers (ct.gather/ct.scatter): the kernel takes the element strides
-    # of every axis but the last (`<name>_stride_<axis>`), and the launcher requires the
-    # last to be 1, as cuTile Python's specialization for contiguous rows has it.
+    # of every axis but the last (`<name>_stride_<axis>`, which the launcher fills from the
+    # array), and the launcher requires the last to be 1, as cuTile Python's specialization
+    # for contiguous rows has it, and every element's offset to fit in 32 bits, as the kernel
+    # computes offsets in i32.
     strided: bool = False
     # A list of arrays of this rank and dtype (group_gemm's `As`): the kernel takes a table with
     # one row per array, `list_row_words(rank)` i64 words each (base pointer, shape, strides), as

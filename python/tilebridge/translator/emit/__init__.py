@@ -20,9 +20,9 @@ from pathlib import Path
 
 import jinja2
 
-from .. import ir
+from .. import ir, module_items
 from ...metadata import ExtensionMetadata
-from .kernel import calls_padded_gather, entry
+from .kernel import entry
 from .launcher import check_launcher, dispatched_metadata, dispatcher, kernel_metadata, launch_imports, launcher
 from .stub import stub
 
@@ -77,7 +77,7 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
     ctx = {
         "module": module,
         "source": source,
-        "padded_gather": calls_padded_gather(kernels),
+        **module_items.called(kernels),
         "cutile_version": CUTILE_VERSION,
         "pyo3_version": PYO3_VERSION,
         "runtime_path": runtime_path.as_posix(),

@@ -8,15 +8,6 @@ from ..rust_syntax import rust_name
 from .rust_expr import dims, rust_expr, rust_type
 
 
-# The padded pointer load the kernel module declares itself (kernels.rs.j2), where a kernel calls it.
-PADDED_GATHER = "load_ptr_tko_padded"
-
-
-def calls_padded_gather(kernels: list[ir.KernelIR]) -> bool:
-    """Whether any kernel's body calls `PADDED_GATHER`, which the module must then declare."""
-    return any(isinstance(n, ir.Call) and n.func == PADDED_GATHER for k in kernels for n in ir.nodes(k.body))
-
-
 def _unsafe_reason(e: ir.Expr) -> str | None:
     return e.reason if isinstance(e, ir.Unsafe) else None
 
@@ -45,7 +36,7 @@ class _BodyWriter:
                 mut = "mut " if s.mutable else ""
                 ty = f": {rust_type(s.type)}" if s.type is not None else ""
                 # A pointer load gives (tile, token); the tile may be reassigned later, the token is
-                # only read (see `lower.ops.memory`).
+                # only read (see `lower.ops.pointers`).
                 name = f"({mut}{s.name}, _{s.name}_token)" if isinstance(s.type, ir.LoadedType) else f"{mut}{s.name}"
                 self.lines.append(f"{indent}let {name}{ty} = {rust_expr(s.value)};")
             elif isinstance(s, ir.Assign):

@@ -113,7 +113,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
     # A partitioned output's tiles fix the grid: `Launch::submit` checks it.
     for p in kernel.arrays:
         if p.strided:
-            checks.append(f'launch.check_unit_stride(&{rust_name(p.name)}, "{p.name}")?;')
+            checks.append(f'launch.check_pointer_access(&{rust_name(p.name)}, "{p.name}")?;')
 
     # Each class's dtype was checked against its allowed list; where the combinations are fewer
     # than all of theirs (recorded launches), the combination is checked too.

@@ -16,25 +16,31 @@
 pub mod kernels {
     use cutile::core::*;
 
+    /// `x.partition(tile)` padded with `NegInf` where a tile reaches past `x`'s shape (cutile's own
+    /// pads with zero). Safe as that is: the view starts from `x`'s own ordering token.
+    #[cuda_tile::variadic_op(N = 6)]
+    pub fn partition_padded_neg_inf<'a, E: ElementType, const S: [i32; N], const R: [i32; N]>(
+        x: &'a Tensor<E, S>,
+        tile: Shape<R>,
+    ) -> Partition<'a, E, R> {
+        let token: Token = get_tensor_token(x);
+        // SAFETY: the view starts from the tensor's current ordering token.
+        let view: Partition<E, R> =
+            unsafe { make_partition_view(x, tile, padding::NegInf, dim_map::Identity, token) };
+        view
+    }
+
     /// row_softmax.py:7: `def row_softmax(x, y, TILE_N: ct.Constant[int]):`
     ///
-    /// Unsafe blocks: load from 'x' padded with NegInf (cutile's safe partition pads with zero only).
+    /// Safe: every output is a checked partition, one tile per block.
     #[cutile::entry()]
     fn row_softmax<E0: ElementType, E1: ElementType, const TILE_N: i32>(
         x: &Tensor<E0, { [-1, -1] }>,
         y: &mut Tensor<E1, { [1, TILE_N] }>,
     ) {
         // row_softmax.py:9: t = ct.load(x, index=(row, 0), shape=(1, TILE_N), padding_mode=ct.PaddingMode.NEG_INF)
-        // SAFETY: a read-only view of `x` that starts from the tensor's own ordering token.
-        let x_part: Partition<E0, { [1, TILE_N] }> = unsafe {
-            make_partition_view(
-                x,
-                const_shape![1, TILE_N],
-                padding::NegInf,
-                dim_map::Identity,
-                get_tensor_token(x),
-            )
-        };
+        let x_part: Partition<E0, { [1, TILE_N] }> =
+            partition_padded_neg_inf(x, const_shape![1, TILE_N]);
         // row_softmax.py:8: row = ct.bid(0)
         let row: i32 = get_tile_block_id().0;
         // row_softmax.py:9: t = ct.load(x, index=(row, 0), shape=(1, TILE_N), padding_mode=ct.PaddingMode.NEG_INF)

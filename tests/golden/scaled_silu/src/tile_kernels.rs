@@ -63,7 +63,8 @@ pub mod kernels {
 
     /// scaled_silu.py:23: `def scaled_silu_in_place(x, alpha: float, beta: float, TILE: ct.Constant[int]):`
     ///
-    /// Unsafe blocks: updates 'x' in place through an unchecked partition.
+    /// Unsafe blocks, each with the obligation it leaves:
+    /// - updates 'x' in place through an unchecked partition (obligation: each block loads and stores only its own tiles of it, inside its grid; the kernel keeps it, as cuTile Python requires).
     #[cutile::entry()]
     fn scaled_silu_in_place<E0: ElementType, const TILE: i32>(
         x: &Tensor<E0, { [-1] }>,

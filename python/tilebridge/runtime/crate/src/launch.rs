@@ -281,18 +281,28 @@ impl<'py> Launch<'py> {
         Ok(())
     }
 
-    /// An array the kernel addresses through pointers (gather/scatter) takes its strides as
-    /// arguments, all but the last, which the translation fixes at 1 as cuTile Python's
-    /// specialization for contiguous rows does.
-    pub fn check_unit_stride(&self, a: &Array, name: &str) -> PyResult<()> {
-        match a.last_stride_not_one() {
-            Some(s) => Err(argument(format!(
+    /// An array the kernel addresses through pointers (gather/scatter): the translation fixes
+    /// its last stride at 1, as cuTile Python's specialization for contiguous rows does, and
+    /// computes element offsets in i32, so the last element must lie within 2^31 elements of
+    /// the first (a masked gather's safety rests on it: no offset of an element inside the
+    /// array overflows).
+    pub fn check_pointer_access(&self, a: &Array, name: &str) -> PyResult<()> {
+        if let Some(s) = a.last_stride_not_one() {
+            return Err(argument(format!(
                 "argument '{name}' of kernel `{}` has stride {s} in its last dimension; this kernel gathers \
                  or scatters it and needs that dimension contiguous: pass a contiguous copy (.contiguous())",
                 self.kernel
-            ))),
-            None => Ok(()),
+            )));
         }
+        let elements = a.extent_bytes() / a.elem.size_in_bytes();
+        if elements > i32::MAX as usize + 1 {
+            return Err(argument(format!(
+                "argument '{name}' of kernel `{}` spans {elements} elements; this kernel gathers or scatters \
+                 it with 32-bit offsets, which reach 2^31 elements: split the array",
+                self.kernel
+            )));
+        }
+        Ok(())
     }
 
     /// The primary context of the device the arrays live on.

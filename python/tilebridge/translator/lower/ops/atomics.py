@@ -1,6 +1,6 @@
 """Atomic read-modify-writes of array elements (`ct.atomic_add`, `atomic_xchg`, `atomic_min`,
 `atomic_max`, `atomic_and`, `atomic_or`, `atomic_xor`, `atomic_cas`), as cuTile Python lowers them:
-the addresses and bounds mask of a scatter (`memory.pointers`), the update broadcast to them and
+the addresses and bounds mask of a scatter (`pointers.pointers`), the update broadcast to them and
 cast to the array's dtype, one Tile IR atomic per call (`atomic_rmw_tko`, `atomic_cas_tko`), ordered
 after the array's earlier pointer accesses by its token. Each returns the values it replaced."""
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from ... import ir
 from ...rust_syntax import rust_name
 from ..bindings import Value
-from .memory import (array_arg, as_scattered, bind_loaded, check_unchecked_output, lanes_inside, pointer_token,
-                     pointers)
+from .memory import array_arg, check_unchecked_output
+from .pointers import as_scattered, bind_loaded, lanes_inside, pointer_token, pointers
 from .registry import register
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _enum(w: Walker, node: ast.expr | None, names: dict[str, str], default: str,
 
 def _operand(w: Walker, node: ast.expr, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], exact: bool,
              out: list[ir.Stmt], hint: str) -> Value:
-    """An update (or compared) value as a scatter writes it (`memory.as_scattered`); a bitwise
+    """An update (or compared) value as a scatter writes it (`pointers.as_scattered`); a bitwise
     atomic's tile must already have the array's dtype, as cuTile Python requires."""
     val = w.expr(node, out, hint=hint)
     if val.kind == "tile" and exact:
@@ -77,7 +77,8 @@ def _atomic(w: Walker, node: ast.Call, op: str, out: list[ir.Stmt], hint: str) -
     x = rust_name(array.name)
     operands = [_operand(w, args[v], array, shape, exact, out, f"{x}_{v}").expr for v in values]
     array.written = True
-    w.state.unsafe_reasons.append(f"updates '{array.name}' atomically through pointers")
+    w.state.unsafe(f"updates '{array.name}' atomically through pointers",
+                   "every lane its mask leaves on lies inside the array")
     token = pointer_token(w.state, array, scatter=True)
     call = ir.Call("atomic_cas_tko" if cas else "atomic_rmw_tko", (
         ptrs, *operands, *(() if cas else (ir.Lit(f"atomic::{mode}"),)), ir.Lit(f"ordering::{order}"),

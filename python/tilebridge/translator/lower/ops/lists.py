@@ -92,5 +92,7 @@ def list_item(w: Walker, node: ast.Subscript, base: Value, index: Value, out: li
     w.state.union.union(f"${listed.name}", f"${name}")
     for uses in (w.state.uses, w.state.counted):
         uses.setdefault(name, ArrayUse())
-    w.state.unsafe_reasons.append(f"indexes the list of arrays '{listed.name}' (a tensor view made from a pointer)")
+    w.state.unsafe(f"indexes the list of arrays '{listed.name}' (a tensor view made from a pointer)",
+                   "each row of the list's table is the base pointer, shape and strides of a live array of its "
+                   "dtype", checked=True)
     return Value("array", py=name, expr=ir.Var(name))

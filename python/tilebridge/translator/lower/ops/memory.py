@@ -1,6 +1,6 @@
-"""Array accesses: ct.load/ct.store/ct.num_tiles as cutile partitions, ct.gather/ct.scatter
-through pointers (or, with `lift_gathers`, as partitions), and which outputs are safe (one tile
-per block at the block index) or unchecked. The items of lists of arrays are in `lists`."""
+"""Tile accesses: ct.load/ct.store/ct.num_tiles as cutile partitions, and which outputs are safe
+(one tile per block at the block index) or unchecked. Element accesses (ct.gather/ct.scatter) are
+in `pointers`, the items of lists of arrays in `lists`."""
 
 from __future__ import annotations
 
@@ -8,11 +8,9 @@ import ast
 import typing
 from typing import TYPE_CHECKING
 
-from ... import ir
-from ....errors import TranslationError
-from ...rust_syntax import float_literal, rust_name
+from ... import ir, module_items
+from ...rust_syntax import rust_name
 from ..bindings import Value
-from ..facts import with_article
 from .registry import ct_op
 
 if TYPE_CHECKING:
@@ -30,18 +28,6 @@ PADDING = {
 }
 
 
-def _times(expr: ir.Expr, n: ir.Dim) -> ir.Expr | None:
-    """`k` where `expr` is `k * n` or `n * k` (n a tile dimension), else None."""
-    size = ir.Var(rust_name(n)) if isinstance(n, str) else ir.Lit(f"{n}i32")
-    if expr is None:
-        return None
-    if isinstance(expr, ir.Binary) and expr.op == "*":
-        if expr.rhs == size:
-            return expr.lhs
-        if expr.lhs == size:
-            return expr.rhs
-    return None
-
 def array_arg(w: Walker, node: ast.expr, out: list[ir.Stmt]) -> ir.ArrayParam:
     val = w.expr(node, out)
     if val.kind != "array":
@@ -49,7 +35,7 @@ def array_arg(w: Walker, node: ast.expr, out: list[ir.Stmt]) -> ir.ArrayParam:
     return w.state.arrays[val.py]
 
 
-def _set_rank(state: KernelState, array: ir.ArrayParam, rank: int, node: ast.AST) -> None:
+def set_rank(state: KernelState, array: ir.ArrayParam, rank: int, node: ast.AST) -> None:
     if array.rank and array.rank != rank:
         raise state.error(node, f"array '{array.name}' is used with rank {rank} here and {array.rank} elsewhere")
     array.rank = rank
@@ -70,7 +56,7 @@ def _order(w: Walker, node: ast.expr | None, rank: int, out: list[ir.Stmt]) -> t
     return None if order == tuple(range(rank)) else order
 
 
-def _partition(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
+def partition(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
                order: tuple[int, ...] | None = None, out: list[ir.Stmt] | None = None) -> ir.Expr:
     key = (array.name, shape, padding, order)
     # A list item's view lives in the loop that makes it: its partitions are made where used.
@@ -84,13 +70,8 @@ def _partition(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ..
         elif padding is None:
             value = ir.Method(source, "partition", (ir.Shape(shape),))
         else:
-            value = ir.Unsafe(
-                ir.Call("make_partition_view", (source, ir.Shape(shape), ir.Lit(padding), ir.Lit("dim_map::Identity"),
-                                                ir.Call("get_tensor_token", (source,)))),
-                reason=f"a read-only view of `{array.name}` that starts from the tensor's own ordering token",
-            )
-            state.unsafe_reasons.append(f"load from '{array.name}' padded with {padding.split('::')[1]} "
-                                       "(cutile's safe partition pads with zero only)")
+            # cutile's safe partition pads with zero only: the module's safe one with this padding
+            value = ir.Call(module_items.padded_partition(padding.split("::")[1]), (source, ir.Shape(shape)))
         if local:
             out.append(ir.Let(name, ir.PartitionType(f"${array.name}", shape), value, state.line))
             return ir.Var(name)
@@ -136,7 +117,7 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
           out: list[ir.Stmt], hint: str) -> Value:
     if len(index) != len(shape):
         raise w.error(node, "the index and the tile shape of ct.load differ in rank")
-    _set_rank(w.state, array, len(shape), node)
+    set_rank(w.state, array, len(shape), node)
     w.state.site(array, "loads", shape, index)
     order = _order(w, args.get("order"), len(shape), out)
     padding = _padding(w, args.get("padding_mode"), out)
@@ -146,7 +127,7 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
         raise w.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
     idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
     tile_type = ir.TileType(f"${array.name}", shape)
-    latency = _latency_value(w, node, args.get("latency"), out)
+    latency = latency_value(w, node, args.get("latency"), out)
     tma = _tma_value(w, node, args.get("allow_tma"), out)
     if w.state.read_and_written(array):
         if order is not None:
@@ -156,11 +137,11 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
         # Bound to a typed name: cutile infers no type for a raw view load inside an expression.
         return w.sem.bind_temp(out, hint, tile_type, tile_load(w, view, idx, latency, tma, out, tile_type,
                                                                      mutable=True))
-    part = _partition(w.state, array, shape, padding, order, out)
+    part = partition(w.state, array, shape, padding, order, out)
     return w.sem.bind_temp(out, hint, tile_type, tile_load(w, part, idx, latency, tma, out, tile_type))
 
 
-def _latency_value(w: Walker, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> int | str | None:
+def latency_value(w: Walker, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> int | str | None:
     """A `latency=` hint: cycles, the Rust name of the ct.Constant giving them, or None."""
     if latency_node is None:
         return None
@@ -248,15 +229,42 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         raise w.error(node, "ct.store(..., order=...) other than the identity is not supported yet")
     hints = _store_hints(w, node, args, out)
     if hints is not None:
-        # cutile's checked stores take no hints: honouring TileGym's allow_tma=False (which it
-        # measured at +30% for rms_norm) needs the raw store through an unchecked partition.
+        # cutile's checked stores take no hints (TileGym measured allow_tma=False at +30% for
+        # rms_norm): the block's own tile through the module's hinted store where the store is
+        # one per block at its index, else the raw store through an unchecked partition.
         if tile.kind != "tile" or len(index) != len(tile.shape):
             raise w.error(node, "the index and the tile of ct.store differ in rank")
-        _set_rank(w.state, array, len(index), node)
+        set_rank(w.state, array, len(index), node)
         tile = as_array_dtype(w, tile, array, out)
-        return _unchecked_store(w, node, array, index, tile, "a store with allow_tma or latency hints",
-                                     out, hints=hints)
-    return _store(w, node, args["tile"], array, index, tile, out)
+        latency, tma = hints
+        reason = unsafe_store_reason(w.state, array, index) or (
+            "a latency hint a ct.Constant gives" if isinstance(latency, str) else None)
+        if reason is None:
+            return _hinted_store(w, array, tile, latency, tma)
+        return _unchecked_store(w, node, array, index, tile, reason, out,
+                                hints=(_latency_option(latency), _tma_choice(tma)))
+    return store_tile(w, node, args["tile"], array, index, tile, out)
+
+
+def _hinted_store(w: Walker, array: ir.ArrayParam, tile: Value, latency: int | None, tma: bool | ir.Expr) -> Value:
+    """The block's own tile of a partitioned output, stored with hints through the module's safe
+    `store_tile_<rank>d_tma_<on|off>[_latency<n>]` (module_items.py); a TMA switch a
+    ct.Constant[bool] gives picks one of two (cutile folds the branch)."""
+    _partitioned_output(w.state, array, tile.shape)
+    y = ir.Var(rust_name(array.name))
+
+    def store(allow: bool) -> ir.Expr:
+        return ir.Call(module_items.hinted_store(len(tile.shape), allow, latency), (y, tile.expr))
+    return Value("tile", None, store(tma) if isinstance(tma, bool) else ir.If(tma, store(True), store(False)))
+
+
+def _partitioned_output(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...]) -> None:
+    """`array` is an output the launcher partitions into tiles of `shape`, one per block."""
+    array.written = True
+    array.tile = shape
+    for d in shape:
+        if isinstance(d, str):
+            state.mark_tile_dim(d)
 
 
 def _stored(w: Walker, node: ast.Call, tile: Value, array: ir.ArrayParam, rank: int, out: list[ir.Stmt]) -> Value:
@@ -271,34 +279,35 @@ def _stored(w: Walker, node: ast.Call, tile: Value, array: ir.ArrayParam, rank: 
                            ir.Method(tile.expr, "reshape", (ir.Shape((1,) * rank),)))
 
 
-def _store_hints(w: Walker, node: ast.Call, args: dict, out: list[ir.Stmt]) -> tuple[ir.Expr, ir.Expr] | None:
-    """(latency, tma) arguments of a raw store for ct.store's hints; None without hints."""
+def _store_hints(w: Walker, node: ast.Call, args: dict, out: list[ir.Stmt]
+                 ) -> tuple[int | str | None, bool | ir.Expr] | None:
+    """(latency, allow_tma) of ct.store's hints (`_latency_value`, `_tma_value`); None without."""
     if "latency" not in args and "allow_tma" not in args:
         return None
     tma = _tma_value(w, node, args.get("allow_tma"), out)
-    latency = _latency_value(w, node, args.get("latency"), out)
+    latency = latency_value(w, node, args.get("latency"), out)
     if tma is True and latency is None:
         return None  # allow_tma=True alone is the default
-    tma_choice = ir.Lit("tma::Enabled" if tma else "tma::Disabled") if isinstance(tma, bool) else tma
-    return _latency_option(latency), tma_choice
+    return latency, tma
 
 
-def _store(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Value], tile: Value,
+def _tma_choice(tma: bool | ir.Expr) -> ir.Expr:
+    """A raw store's `tma` argument: the mode, or the ct.Constant[bool] choosing it."""
+    return ir.Lit("tma::Enabled" if tma else "tma::Disabled") if isinstance(tma, bool) else tma
+
+
+def store_tile(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayParam, index: list[Value], tile: Value,
            out: list[ir.Stmt]) -> Value:
     if tile.kind != "tile":
         raise w.error(tile_node, "ct.store of a scalar is not supported yet; store a tile")
     if len(index) != len(tile.shape):
         raise w.error(node, "the index and the tile of ct.store differ in rank")
     tile = as_array_dtype(w, tile, array, out)
-    _set_rank(w.state, array, len(index), node)
-    reason = _unsafe_store_reason(w.state, array, index)
+    set_rank(w.state, array, len(index), node)
+    reason = unsafe_store_reason(w.state, array, index)
     if reason is not None:
         return _unchecked_store(w, node, array, index, tile, reason, out)
-    array.written = True
-    array.tile = tile.shape
-    for d in tile.shape:
-        if isinstance(d, str):
-            w.state.mark_tile_dim(d)
+    _partitioned_output(w.state, array, tile.shape)
     return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
 
 
@@ -364,10 +373,12 @@ def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
                 token = ir.Call("join_tokens", (ir.Lit(f"&[{', '.join(tokens)}]"),))
             value: ir.Expr = ir.Call("make_partition_view_mut", (
                 source, ir.Shape(shape), ir.Lit(padding or "padding::None"), token))
-            state.unsafe_reasons.append(f"updates '{array.name}' in place through an unchecked partition")
+            state.unsafe(f"updates '{array.name}' in place through an unchecked partition",
+                         "each block loads and stores only its own tiles of it, inside its grid")
         else:
             value = ir.Method(source, "partition_full_mut", (ir.Shape(shape),))
-            state.unsafe_reasons.append(f"stores to '{array.name}' through an unchecked partition ({reason})")
+            state.unsafe(f"stores to '{array.name}' through an unchecked partition ({reason})",
+                         "blocks store disjoint tiles of it, inside its grid")
         (out if array.name in state.items or at_site else state.partition_lets).append(
             ir.Let(view, ir.PartitionType(f"${array.name}", shape, mutable=True), ir.Unsafe(value, reason=why),
                    state.line, mutable=True))
@@ -379,7 +390,7 @@ def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
     return ir.Var(view)
 
 
-def _unsafe_store_reason(state: KernelState, array: ir.ArrayParam, index: list[Value]) -> str | None:
+def unsafe_store_reason(state: KernelState, array: ir.ArrayParam, index: list[Value]) -> str | None:
     """None when a store is one tile per block at the block's own index: a safe partition."""
     use = state.uses[array.name]
     if use.stores != 1:
@@ -395,178 +406,6 @@ def _unsafe_store_reason(state: KernelState, array: ir.ArrayParam, index: list[V
             continue
         return f"index component {axis} is not ct.bid({axis})"
     return None
-
-
-def _row_access(w: Walker, node: ast.Call, indices: ast.expr, out: list[ir.Stmt]) -> tuple[list[Value], ir.Dim]:
-    """Reads a gather/scatter index tuple `(s0, ..., arange(n) + k*n)`: scalars, then one ramp.
-    Returns the tile-space index of the equivalent 1 x ... x n tile access, and n."""
-    val = w.expr(indices, out, hint="index")
-    items = val.py if val.kind == "tuple" else [val]
-    *scalars, ramp = items
-    if ramp.kind != "tile" or ramp.iota_offset is None or len(ramp.shape) != 1:
-        raise w.error(indices, "ct.gather/ct.scatter are supported where the last index is "
-                                  "ct.arange(n) (plus a whole number of tiles) and the others are scalars")
-    for s in scalars:
-        w.sem.i32(s, indices, out)
-    n, offset = ramp.shape[0], ramp.iota_offset
-    if offset.kind == "const" and offset.py == 0:
-        column = Value("const", py=0)
-    elif offset.kind == "const" and isinstance(n, int) and offset.py % n == 0:
-        column = Value("const", py=offset.py // n)
-    elif offset.kind == "scalar" and (k := _times(offset.expr, n) or _times(offset.defn, n)) is not None:
-        column = _known_scalar(w, k)  # k * n + arange(n): tile k
-    else:
-        raise w.error(indices, "ct.gather/ct.scatter at an offset that is not a whole number of tiles "
-                                  "is not supported yet")
-    return [*scalars, column], n
-
-
-def _row_access_or_none(w: Walker, node: ast.Call, indices: ast.expr,
-                        out: list[ir.Stmt]) -> tuple[list[Value], ir.Dim] | None:
-    """`_row_access`, or None (and nothing emitted) where the indices are not of that form."""
-    scratch: list[ir.Stmt] = []
-    try:
-        row = _row_access(w, node, indices, scratch)
-    except TranslationError:
-        return None
-    out.extend(scratch)
-    return row
-
-
-def _known_scalar(w: Walker, expr: ir.Expr) -> Value:
-    """The bound scalar that `expr` names, with what is known of it (e.g. that it is ct.bid(0))."""
-    for scope in reversed(w.frame.scopes):
-        for b in scope.values():
-            if b.val.kind == "scalar" and b.val.expr == expr:
-                return b.val
-    return Value("scalar", ir.ScalarType("i32"), expr)
-
-
-@ct_op("gather")
-def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
-    array = array_arg(w, args["array"], out)
-    w.state.count(array, "loads")
-    pad = w.expr(args["padding_value"], out) if "padding_value" in args else Value("const", py=0)
-    if not (pad.kind == "const" and isinstance(pad.py, (int, float))) and pad.kind != "scalar":
-        raise w.error(node, "padding_value must be a number or a scalar")
-    if w.state.lift_gathers and pad.kind == "const" and "mask" not in args and not w.state.read_and_written(array) and (
-            lifted := _lifted_gather(w, node, args, array, pad, out, hint)):
-        return lifted
-    shape, ptrs, mask = pointers(w, node, array, args, write=False, out=out, hint=hint)
-    padding = _gather_padding(w, pad, array, shape, out) if mask is not None else None
-    w.state.unsafe_reasons.append(f"gathers from '{array.name}' through pointers")
-    why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
-           "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
-    token = pointer_token(w.state, array)
-    # A padding of the result's shape goes through `load_ptr_tko_padded`, which the kernel module
-    # declares (templates/kernels.rs.j2): cutile 0.5.0 broadcasts a scalar padding from rank 1,
-    # which Tile IR rejects above rank 1.
-    load = ir.Unsafe(ir.Call("load_ptr_tko_padded" if padding is not None and shape else "load_ptr_tko", (
-        ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
-        ir.Lit("None"), ir.Call("Some", (padding,)) if padding is not None else ir.Lit("None"),
-        ir.Call("Some", (token,)) if token else ir.Lit("None"),
-        _latency(w, node, args.get("latency"), out))),
-        reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
-                                           "requires" if w.state.read_and_written(array) else
-                                           "; it is only read in this kernel"))
-    return bind_loaded(w, ir.TileType(f"${array.name}", shape), load, token, out, hint)
-
-
-def bind_loaded(w: Walker, tile_type: ir.TileType, access: ir.Expr, token: ir.Var | None, out: list[ir.Stmt],
-                hint: str) -> Value:
-    """A pointer access that returns (tile, token) bound to a name; the array's token, where it has
-    one, moves on to the access's."""
-    name = w.state.fresh(hint)
-    out.append(ir.Let(name, ir.LoadedType(tile_type), access, w.state.line))
-    if token:
-        out.append(ir.Assign(token.name, ir.Var(f"_{name}_token"), w.state.line))
-    else:
-        w.state.temps.add(name)
-    return Value("tile", tile_type, ir.Var(name))
-
-
-def _gather_padding(w: Walker, pad: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr:
-    """What a masked-off lane of a gather reads: a scalar for a 0-d gather, else a tile of its
-    shape. Zero is a Tile IR constant (`E::ZERO`, the one constant cutile's ElementType names),
-    as cuTile Python makes it: tileiras turns a masked load padded with a constant zero into
-    zero-filling async copies, but selects lane by lane where the padding is a converted value."""
-    x = rust_name(array.name)
-    if pad.kind == "const" and pad.py == 0 and shape:
-        return w.sem.bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape), ir.Call(
-            "constant", (ir.TypeConst(f"${array.name}", "ZERO"), ir.Shape(shape)))).expr
-    given = pad.expr if pad.kind == "scalar" else float_literal(float(pad.py))
-    if pad.kind == "scalar" and w.sem.int_tile(pad.dtype) and w.sem.int_tile(f"${array.name}"):
-        # no integer-to-integer conversion in cutile 0.5.0 (see `_convert`): through f64
-        given = w.sem.bind_temp(out, f"{x}_padding", ir.ScalarType("f64"), ir.Call("convert_scalar", (given,))).expr
-    scalar = w.sem.bind_temp(out, f"{x}_padding", ir.ScalarType(f"${array.name}"),
-                             ir.Call("convert_scalar", (given,)))
-    if not shape:
-        return scalar.expr
-    return w.sem.bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape),
-                           ir.Call("broadcast_scalar", (scalar.expr, ir.Shape(shape)))).expr
-
-
-def pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = False) -> ir.Var | None:
-    """The token that orders the accesses of an array through pointers in program order, as
-    cuTile Python's token order does: the scatters of every array (`scatter`), and the gathers
-    of an array the kernel also writes. Without it a gather may run before the scatter it must
-    see (moe_align's per-expert counts, read, incremented and written back in a loop), and
-    scatters in a loop go unordered, which tileiras pipelines differently from cuTile Python's
-    chain (moe_align's stage 3 took twice the instructions per iteration, 1.25x the time). None
-    for the gathers of an array only read."""
-    if not (scatter or state.read_and_written(array)):
-        return None
-    name = f"{rust_name(array.name)}_token"
-    if name not in state.pointer_tokens:
-        state.pointer_tokens.add(name)
-        state.partition_lets.append(ir.Let(name, ir.ScalarType("Token"), ir.Call("new_token_unordered"),
-                                          state.line, mutable=True))
-    return ir.Var(name)
-
-
-@ct_op("scatter")
-def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
-    array = array_arg(w, args["array"], out)
-    w.state.count(array, "stores")
-    if w.state.lift_gathers and "mask" not in args and "latency" not in args:
-        lifted = _lifted_scatter(w, node, args, array, out)
-        if lifted is not None:
-            return lifted
-    check_unchecked_output(w.state, node, array)
-    shape, ptrs, mask = pointers(w, node, array, args, write=True, out=out, hint=hint)
-    hint = f"{rust_name(array.name)}_value"
-    value = as_scattered(w, node, w.expr(args["value"], out, hint=hint), array, shape, out, hint)
-    array.written = True
-    w.state.unsafe_reasons.append(f"scatters to '{array.name}' through pointers")
-    why = lanes_inside(array, mask)
-    token = pointer_token(w.state, array, scatter=True)
-    store = ir.Unsafe(ir.Call("store_ptr_tko", (
-        ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
-        ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
-        _latency(w, node, args.get("latency"), out))),
-        reason=why + ", and blocks write disjoint elements, which cuTile Python leaves to the kernel too")
-    if token:
-        out.append(ir.Assign(token.name, store, w.state.line))
-        return Value("tile", None, None)
-    return Value("tile", None, store)
-
-
-def as_scattered(w: Walker, node: ast.AST, value: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...],
-                 out: list[ir.Stmt], hint: str) -> Value:
-    """What a scatter (or an atomic) writes at each address: a tile cast to the array's dtype and
-    broadcast to the addresses' shape, or a number or scalar splat to it."""
-    if value.kind == "tile":
-        return w.sem.broadcast(as_array_dtype(w, value, array, out), shape, out, hint)
-    return w.sem.splat(value, f"${array.name}", shape, out, hint, node)
-
-
-def lanes_inside(array: ir.ArrayParam, mask: ir.Expr | None) -> str:
-    """Why a write through pointers stays inside `array`: its mask, or the kernel's own promise."""
-    return (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
-            else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
-                 f"`{array.name}`")
 
 
 def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.Stmt]) -> Value:
@@ -594,151 +433,15 @@ def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.St
                            ir.Call("convert_tile", (tile.expr,)))
 
 
-def _latency(w: Walker, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
-    """The `Latency::<cycles>` argument of a pointer load or store (0: no hint)."""
-    latency = _latency_value(w, node, latency_node, out)
-    if latency is None and latency_node is not None:
-        raise w.error(node, "latency must be an integer constant")
-    return ir.Lit(f"Latency::<{0 if latency is None else latency}>")
-
-
-def pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, write: bool, out: list[ir.Stmt],
-              hint: str) -> tuple[tuple[ir.Dim, ...], ir.Expr, ir.Expr | None]:
-    """The addresses of a gather/scatter as cuTile Python forms them: each index broadcast to
-    one shape, times its axis' stride, summed onto the array's base pointer; and, with
-    check_bounds, the mask of lanes whose every index lies inside the array."""
-    val = w.expr(args["indices"], out, hint="index")
-    items = val.py if val.kind == "tuple" else [val]
-    if not items:
-        raise w.error(args["indices"], "ct.gather and ct.scatter take one index per axis of the array, and arrays "
-                                       "have at least one axis")
-    _set_rank(w.state, array, len(items), node)
-    w.state.site(array, "stores" if write else "loads", ("pointers",), items)
-    shape: tuple[ir.Dim, ...] = ()
-    for item in items:
-        if item.kind == "tile":
-            if not w.sem.integer(item.dtype):
-                raise w.error(args["indices"], f"gather/scatter indices must be integers, not {item.dtype}")
-            shape = w.sem.broadcast_shape(shape, item.shape, node)
-        elif item.kind not in ("scalar", "const"):
-            raise w.error(args["indices"], f"{with_article(item.kind)} cannot index an array")
-    if array.name in w.state.items:
-        raise w.error(node, f"ct.gather/ct.scatter on an array of the list '{w.state.items[array.name]}' is "
-                               "not supported yet; ct.load and ct.store are")
-    x = rust_name(array.name)
-    array.strided = True
-    check = w.expr(args["check_bounds"], out) if "check_bounds" in args else Value("const", py=True)
-    if check.kind not in ("const", "scalar") or (check.kind == "scalar" and check.dtype != "bool"):
-        raise w.error(args["check_bounds"], "check_bounds must be a bool")
-    lanes: list[Value] = []
-    offsets: Value | None = None
-    mask: Value | None = None
-    for axis, item in enumerate(items):
-        if item.kind == "tile":
-            lane = w.sem.broadcast(w.sem.convert(item, "i32", out, "index"), shape, out, "index")
-        else:
-            lane = w.sem.splat(Value("scalar", ir.ScalarType("i32"), w.sem.i32(item, node, out), nonneg=w.sem.nonneg(item)),
-                               "i32", shape, out, "index", node)
-        lanes.append(lane)
-        term = lane
-        if axis != len(items) - 1:
-            stride = w.sem.splat(Value("scalar", ir.ScalarType("i32"), ir.Var(f"{x}_stride_{axis}")), "i32", shape,
-                                 out, f"{x}_stride", node)
-            term = Value("tile", ir.TileType("i32", shape), ir.Binary("*", lane.expr, stride.expr))
-        offsets = term if offsets is None else Value("tile", ir.TileType("i32", shape),
-                                                   ir.Binary("+", offsets.expr, term.expr))
-        if check.kind == "scalar" or bool(check.py):
-            extent = w.sem.splat(Value("scalar", ir.ScalarType("i32"),
-                                     ir.Subscript(ir.Method(ir.Var(x), "shape"), axis)), "i32", shape, out,
-                                 f"{x}_extent", node)
-            if w.sem.nonneg(item):
-                inside = Value("tile", ir.TileType("bool", shape), ir.Call("lt_tile", (lane.expr, extent.expr)))
-            else:
-                # 0 <= i < n as one unsigned comparison (a negative index wraps past n), as cuTile
-                # Python writes it: two predicates per lane keep tileiras from vectorizing the access.
-                unsigned = [w.sem.bind_temp(out, f"{x}_{what}_bits", ir.TileType("u32", shape), ir.Call(
-                    "bitcast", (w.sem.named(v, out, f"{x}_{what}").expr,))).expr
-                    for v, what in ((lane, "index"), (extent, "extent"))]
-                inside = Value("tile", ir.TileType("bool", shape), ir.Call("lt_tile", tuple(unsigned)))
-            mask = inside if mask is None else Value("tile", inside.type, ir.Binary("&", mask.expr, inside.expr))
-    if mask is not None and check.kind == "scalar":
-        # check_bounds decided at run time (e.g. `TILE != N`, which cutile folds): lanes are
-        # inside, or bounds are not checked.
-        off = Value("scalar", ir.ScalarType("bool"), ir.Binary("==", check.expr, ir.Lit("false")))
-        unchecked = w.sem.splat(off, "bool", shape, out, "unchecked", node)
-        mask = Value("tile", mask.type, ir.Binary("|", mask.expr, unchecked.expr))
-    if "mask" in args:
-        user = w.expr(args["mask"], out, hint="mask")
-        if user.kind != "tile" or w.state.union.find(user.dtype) != "bool":
-            raise w.error(args["mask"], "mask must be a tile of booleans")
-        user = w.sem.broadcast(user, shape, out, "mask")
-        mask = user if mask is None else Value("tile", user.type, ir.Binary("&", mask.expr, user.expr))
-    base: ir.Expr = ir.Method(ir.Var(x), "as_ptr")
-    if write:
-        base = ir.Call("cast_mut", (base,))
-    ptr_type = lambda s: ir.PointerTileType(f"${array.name}", s, mutable=write)  # noqa: E731
-    ptrs = w.sem.bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Call("pointer_to_tile", (base,)))
-    if shape:
-        ones = (1,) * len(shape)
-        ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(ones), ir.Method(ptrs.expr, "reshape", (ir.Shape(ones),)))
-        if ones != shape:
-            ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(shape),
-                                   ir.Method(ptrs.expr, "broadcast", (ir.Shape(shape),)))
-        offsets = w.sem.bind_temp(out, f"{x}_offsets", ir.TileType("i32", shape), offsets.expr)
-        ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(shape), ir.Method(ptrs.expr, "offset_tile", (offsets.expr,)))
-    else:
-        ptrs = w.sem.bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Method(ptrs.expr, "offset", (
-            ir.Call("tile_to_scalar", (offsets.expr,)),)))
-    if mask is not None:
-        mask = w.sem.bind_temp(out, f"{x}_inside", ir.TileType("bool", shape), mask.expr)
-    return shape, ptrs.expr, mask.expr if mask is not None else None
-
-
-def _lifted_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Value, out, hint) -> Value | None:
-    """A gather at `(scalars, arange(n) + k*n)` as the checked tile load it amounts to, or None."""
-    if (row := _row_access_or_none(w, node, args["indices"], out)) is None:
-        return None
-    index, n = row
-    padding = {0: None, float("-inf"): "padding::NegInf", float("inf"): "padding::PosInf"}.get(pad.py, "?")
-    if padding == "?":
-        return None
-    # Out-of-bounds lanes read the padding either way, so check_bounds needs nothing here.
-    shape = (1,) * (len(index) - 1) + (n,)
-    _set_rank(w.state, array, len(index), node)
-    part = _partition(w.state, array, shape, padding, out=out)
-    idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
-    row = w.sem.bind_temp(out, hint, ir.TileType(f"${array.name}", shape), tile_load(w,
-        part, idx, _latency_value(w, node, args.get("latency"), out), True, out))
-    if len(shape) == 1:
-        return row
-    return w.sem.bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
-
-
-def _lifted_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, out) -> Value | None:
-    """A scatter at `(scalars, arange(n) + k*n)` as the (checked where provable) tile store, or None."""
-    if (row := _row_access_or_none(w, node, args["indices"], out)) is None:
-        return None
-    index, n = row
-    tile = w.expr(args["value"], out, hint=f"{rust_name(array.name)}_tile")
-    if tile.kind != "tile" or tile.shape != (n,):
-        raise w.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
-                                        "supported yet")
-    shape = (1,) * (len(index) - 1) + (n,)
-    if len(shape) > 1:
-        tile = w.sem.bind_temp(out, f"{rust_name(array.name)}_tile", ir.TileType(tile.dtype, shape),
-                               ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
-    return _store(w, node, args["value"], array, index, tile, out)
-
-
 @ct_op("num_tiles")
 def ct_num_tiles(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "axis", "shape"], 3)
     array = array_arg(w, args["array"], out)
     shape = w.dims(args["shape"], out)
     axis = w.sem.int_const(w.expr(args["axis"], out), node)
-    _set_rank(w.state, array, len(shape), node)
+    set_rank(w.state, array, len(shape), node)
     if axis < 0:
         axis += len(shape)
-    part = _partition(w.state, array, shape, None, out=out)
+    part = partition(w.state, array, shape, None, out=out)
     return Value("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))),
                nonneg=True)

@@ -8,7 +8,7 @@ import math
 import struct
 from typing import TYPE_CHECKING
 
-from ... import ir
+from ... import ir, module_items
 from ....dtypes import FLOAT_RANK
 from ...rust_syntax import float_literal, rust_name
 from ..bindings import Binding, Value
@@ -268,11 +268,8 @@ def _rounded_math(w: Walker, node: ast.Call, func: str, out, hint) -> Value:
         return Value("tile", x.type, ir.Call(func, (x.expr,)))
     if rounding not in ("rounding::Approx", "rounding::Full") or w.state.union.find(x.dtype) != "f32":
         raise w.error(node, f"ct.{func} takes rounding_mode APPROX or FULL, on f32 tiles")
-    w.state.unsafe_reasons.append(f"{func} with {rounding.split('::')[1]} rounding (cutile marks nondefault "
-                               "rounding unsafe; f32 with it is a supported Tile IR pair)")
-    return w.sem.bind_temp(out, hint, x.type, ir.Unsafe(
-        ir.Call(f"{func}_with_rounding", (x.expr, ir.Lit(rounding))),
-        reason="f32 with this rounding is a supported Tile IR pair"))
+    # The module's safe wrapper for f32 with this rounding, the pair Tile IR defines (module_items.py).
+    return w.sem.bind_temp(out, hint, x.type, ir.Call(module_items.rounded(func, rounding.split("::")[1]), (x.expr,)))
 
 
 @ct_op("static_assert")

@@ -1,0 +1,435 @@
+"""Element accesses: ct.gather/ct.scatter through pointers as cuTile Python lowers them, a checked
+gather through the kernel module's safe gather (`module_items`), and a gather or scatter of a whole
+row at the block's index as the tile access it amounts to (a scatter where that makes it the checked
+store of the block's own tile; any, with `lift_gathers`)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ... import ir, module_items
+from ....errors import TranslationError
+from ...rust_syntax import float_literal, rust_name
+from ..bindings import Value
+from ..facts import with_article
+from .memory import (array_arg, as_array_dtype, check_unchecked_output, latency_value, partition, set_rank,
+                     store_tile, tile_load, unsafe_store_reason)
+from .registry import ct_op
+
+if TYPE_CHECKING:
+    from ..state import KernelState
+    from ..walker import Walker
+
+
+def _times(expr: ir.Expr, n: ir.Dim) -> ir.Expr | None:
+    """`k` where `expr` is `k * n` or `n * k` (n a tile dimension), else None."""
+    size = ir.Var(rust_name(n)) if isinstance(n, str) else ir.Lit(f"{n}i32")
+    if expr is None:
+        return None
+    if isinstance(expr, ir.Binary) and expr.op == "*":
+        if expr.rhs == size:
+            return expr.lhs
+        if expr.lhs == size:
+            return expr.rhs
+    return None
+
+
+def _row_access(w: Walker, node: ast.Call, indices: ast.expr, out: list[ir.Stmt]
+                ) -> tuple[list[Value], ir.Dim, list[Value]]:
+    """Reads a gather/scatter index tuple `(s0, ..., arange(n) + k*n)`: scalars, then one ramp.
+    Returns the tile-space index of the equivalent 1 x ... x n tile access, n, and the indices."""
+    val = w.expr(indices, out, hint="index")
+    items = val.py if val.kind == "tuple" else [val]
+    *scalars, ramp = items
+    if ramp.kind != "tile" or ramp.iota_offset is None or len(ramp.shape) != 1:
+        raise w.error(indices, "ct.gather/ct.scatter are supported where the last index is "
+                                  "ct.arange(n) (plus a whole number of tiles) and the others are scalars")
+    for s in scalars:
+        w.sem.i32(s, indices, out)
+    n, offset = ramp.shape[0], ramp.iota_offset
+    if offset.kind == "const" and offset.py == 0:
+        column = Value("const", py=0)
+    elif offset.kind == "const" and isinstance(n, int) and offset.py % n == 0:
+        column = Value("const", py=offset.py // n)
+    elif offset.kind == "scalar" and (k := _times(offset.expr, n) or _times(offset.defn, n)) is not None:
+        column = _known_scalar(w, k)  # k * n + arange(n): tile k
+    else:
+        raise w.error(indices, "ct.gather/ct.scatter at an offset that is not a whole number of tiles "
+                                  "is not supported yet")
+    return [*scalars, column], n, items
+
+
+def _row_access_or_none(w: Walker, node: ast.Call, indices: ast.expr,
+                        out: list[ir.Stmt]) -> tuple[list[Value], ir.Dim, list[Value]] | None:
+    """`_row_access`, or None (and nothing emitted) where the indices are not of that form."""
+    scratch: list[ir.Stmt] = []
+    try:
+        row = _row_access(w, node, indices, scratch)
+    except TranslationError:
+        return None
+    out.extend(scratch)
+    return row
+
+
+def _known_scalar(w: Walker, expr: ir.Expr) -> Value:
+    """The scalar `expr`, with what is known of it (e.g. that it is ct.bid(0)): a block id itself,
+    or a bound scalar it names."""
+    if isinstance(expr, ir.Field) and expr.recv == ir.Call("get_tile_block_id"):
+        return Value("scalar", ir.ScalarType("i32"), expr, bid_axis=int(expr.name), nonneg=True)
+    for scope in reversed(w.frame.scopes):
+        for b in scope.values():
+            if b.val.kind == "scalar" and b.val.expr == expr:
+                return b.val
+    return Value("scalar", ir.ScalarType("i32"), expr)
+
+
+@ct_op("gather")
+def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
+    array = array_arg(w, args["array"], out)
+    w.state.count(array, "loads")
+    pad = w.expr(args["padding_value"], out) if "padding_value" in args else Value("const", py=0)
+    if not (pad.kind == "const" and isinstance(pad.py, (int, float))) and pad.kind != "scalar":
+        raise w.error(node, "padding_value must be a number or a scalar")
+    if w.state.lift_gathers and pad.kind == "const" and "mask" not in args and not w.state.read_and_written(array) and (
+            lifted := _lifted_gather(w, node, args, array, pad, out, hint)):
+        return lifted
+    indices = _indices(w, node, array, args, False, out)
+    shape, items, check = indices
+    latency = latency_value(w, node, args.get("latency"), out)
+    if (check.kind == "const" and check.py and shape and len(items) <= 4 and len(shape) <= 4
+            and not w.state.read_and_written(array) and (latency is None or isinstance(latency, int))):
+        return _checked_gather(w, node, args, array, pad, indices, latency or 0, out, hint)
+    shape, ptrs, mask = pointers(w, node, array, args, write=False, out=out, hint=hint, indices=indices)
+    padding = _gather_padding(w, pad, array, shape, out) if mask is not None else None
+    w.state.unsafe(*_unsafe_gather_reason(w.state, array, check, shape, len(items)))
+    why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
+           "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
+    token = pointer_token(w.state, array)
+    # A padding of the result's shape goes through `load_ptr_tko_padded`, which the kernel module
+    # declares (module_items.py): cutile 0.5.0 broadcasts a scalar padding from rank 1, which
+    # Tile IR rejects above rank 1.
+    load = ir.Unsafe(ir.Call(module_items.PADDED_GATHER if padding is not None and shape else "load_ptr_tko", (
+        ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
+        ir.Lit("None"), ir.Call("Some", (padding,)) if padding is not None else ir.Lit("None"),
+        ir.Call("Some", (token,)) if token else ir.Lit("None"),
+        _latency(w, node, args.get("latency"), out))),
+        reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
+                                           "requires" if w.state.read_and_written(array) else
+                                           "; it is only read in this kernel"))
+    return bind_loaded(w, ir.TileType(f"${array.name}", shape), load, token, out, hint)
+
+
+def _unsafe_gather_reason(state: KernelState, array: ir.ArrayParam, check: Value, shape: tuple,
+                          rank: int) -> tuple[str, str]:
+    """Why a gather goes through cutile's unsafe pointer load, and the obligation the kernel keeps."""
+    a, inside = array.name, "every index lies inside the array"
+    if state.read_and_written(array):
+        return f"gathers from '{a}', which it also writes", "no other block writes what one reads"
+    if check.kind == "scalar":
+        return f"gathers from '{a}' with check_bounds decided at launch", f"where it is false, {inside}"
+    if not (check.kind == "const" and check.py):
+        return f"gathers from '{a}' with check_bounds=False", inside
+    if not shape:
+        return f"gathers one element of '{a}' at scalar indices (the safe gather takes tiles of indices)", inside
+    if rank > 4 or len(shape) > 4:
+        return f"gathers from '{a}' above rank 4 (the safe gather is made for ranks up to 4)", inside
+    return (f"gathers from '{a}' with a latency hint a ct.Constant gives (the safe gather takes a hint only as "
+            "a number)", inside)
+
+
+def _checked_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Value, indices: tuple,
+                    latency: int, out: list[ir.Stmt], hint: str) -> Value:
+    """A gather with its bounds checked from an array the kernel only reads, through the module's
+    safe `gather_<rank>d` (module_items.py), which masks the lanes to the array's own bounds
+    itself: no `unsafe` in the kernel."""
+    shape, items, _ = indices
+    array.strided = True
+    lanes = [_lane(w, node, item, shape, out).expr for item in items]
+    mask = _user_mask(w, args, shape, out)
+    padding = _gather_padding(w, pad, array, shape, out)
+    gather = ir.Call(module_items.gather(len(items), len(shape), mask is not None, latency), (
+        ir.Var(rust_name(array.name)), *(stride_param(array, a) for a in range(len(items) - 1)), *lanes,
+        *([mask] if mask is not None else []), padding))
+    name = w.state.fresh(hint)
+    tile_type = ir.TileType(f"${array.name}", shape)
+    out.append(ir.Let(name, tile_type, gather, w.state.line))
+    w.state.temps.add(name)
+    return Value("tile", tile_type, ir.Var(name))
+
+
+def _user_mask(w: Walker, args: dict, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr | None:
+    """The `mask` of a gather/scatter, broadcast to the indices' shape; None without one."""
+    if "mask" not in args:
+        return None
+    user = w.expr(args["mask"], out, hint="mask")
+    if user.kind != "tile" or w.state.union.find(user.dtype) != "bool":
+        raise w.error(args["mask"], "mask must be a tile of booleans")
+    return w.sem.broadcast(user, shape, out, "mask").expr
+
+
+def bind_loaded(w: Walker, tile_type: ir.TileType, access: ir.Expr, token: ir.Var | None, out: list[ir.Stmt],
+                hint: str) -> Value:
+    """A pointer access that returns (tile, token) bound to a name; the array's token, where it has
+    one, moves on to the access's."""
+    name = w.state.fresh(hint)
+    out.append(ir.Let(name, ir.LoadedType(tile_type), access, w.state.line))
+    if token:
+        out.append(ir.Assign(token.name, ir.Var(f"_{name}_token"), w.state.line))
+    else:
+        w.state.temps.add(name)
+    return Value("tile", tile_type, ir.Var(name))
+
+
+def _gather_padding(w: Walker, pad: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr:
+    """What a masked-off lane of a gather reads: a scalar for a 0-d gather, else a tile of its
+    shape. Zero is a Tile IR constant (`E::ZERO`, the one constant cutile's ElementType names),
+    as cuTile Python makes it: tileiras turns a masked load padded with a constant zero into
+    zero-filling async copies, but selects lane by lane where the padding is a converted value."""
+    x = rust_name(array.name)
+    if pad.kind == "const" and pad.py == 0 and shape:
+        return w.sem.bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape), ir.Call(
+            "constant", (ir.TypeConst(f"${array.name}", "ZERO"), ir.Shape(shape)))).expr
+    given = pad.expr if pad.kind == "scalar" else float_literal(float(pad.py))
+    if pad.kind == "scalar" and w.sem.int_tile(pad.dtype) and w.sem.int_tile(f"${array.name}"):
+        # no integer-to-integer conversion in cutile 0.5.0 (see `_convert`): through f64
+        given = w.sem.bind_temp(out, f"{x}_padding", ir.ScalarType("f64"), ir.Call("convert_scalar", (given,))).expr
+    scalar = w.sem.bind_temp(out, f"{x}_padding", ir.ScalarType(f"${array.name}"),
+                             ir.Call("convert_scalar", (given,)))
+    if not shape:
+        return scalar.expr
+    return w.sem.bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape),
+                           ir.Call("broadcast_scalar", (scalar.expr, ir.Shape(shape)))).expr
+
+
+def pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = False) -> ir.Var | None:
+    """The token that orders the accesses of an array through pointers in program order, as
+    cuTile Python's token order does: the scatters of every array (`scatter`), and the gathers
+    of an array the kernel also writes. Without it a gather may run before the scatter it must
+    see (moe_align's per-expert counts, read, incremented and written back in a loop), and
+    scatters in a loop go unordered, which tileiras pipelines differently from cuTile Python's
+    chain (moe_align's stage 3 took twice the instructions per iteration, 1.25x the time). None
+    for the gathers of an array only read."""
+    if not (scatter or state.read_and_written(array)):
+        return None
+    name = f"{rust_name(array.name)}_token"
+    if name not in state.pointer_tokens:
+        state.pointer_tokens.add(name)
+        state.partition_lets.append(ir.Let(name, ir.ScalarType("Token"), ir.Call("new_token_unordered"),
+                                          state.line, mutable=True))
+    return ir.Var(name)
+
+
+@ct_op("scatter")
+def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
+    args = w.call_args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
+    array = array_arg(w, args["array"], out)
+    w.state.count(array, "stores")
+    if "mask" not in args and "latency" not in args:
+        # A whole row at the block's own index is a tile store the launcher's partition makes safe
+        # (any row with --lift-gathers, checked where cutile can prove it).
+        lifted = _lifted_scatter(w, node, args, array, out, safe_only=not w.state.lift_gathers)
+        if lifted is not None:
+            return lifted
+    check_unchecked_output(w.state, node, array)
+    shape, ptrs, mask = pointers(w, node, array, args, write=True, out=out, hint=hint)
+    hint = f"{rust_name(array.name)}_value"
+    value = as_scattered(w, node, w.expr(args["value"], out, hint=hint), array, shape, out, hint)
+    array.written = True
+    w.state.unsafe(f"scatters to '{array.name}' through pointers",
+                   "blocks write disjoint elements of it" + ("" if mask else ", each inside it"))
+    why = lanes_inside(array, mask)
+    token = pointer_token(w.state, array, scatter=True)
+    store = ir.Unsafe(ir.Call("store_ptr_tko", (
+        ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
+        ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
+        _latency(w, node, args.get("latency"), out))),
+        reason=why + ", and blocks write disjoint elements, which cuTile Python leaves to the kernel too")
+    if token:
+        out.append(ir.Assign(token.name, store, w.state.line))
+        return Value("tile", None, None)
+    return Value("tile", None, store)
+
+
+def as_scattered(w: Walker, node: ast.AST, value: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...],
+                 out: list[ir.Stmt], hint: str) -> Value:
+    """What a scatter (or an atomic) writes at each address: a tile cast to the array's dtype and
+    broadcast to the addresses' shape, or a number or scalar splat to it."""
+    if value.kind == "tile":
+        return w.sem.broadcast(as_array_dtype(w, value, array, out), shape, out, hint)
+    return w.sem.splat(value, f"${array.name}", shape, out, hint, node)
+
+
+def lanes_inside(array: ir.ArrayParam, mask: ir.Expr | None) -> str:
+    """Why a write through pointers stays inside `array`: its mask, or the kernel's own promise."""
+    return (f"every lane's address lies inside `{array.name}` (lanes outside its shape are masked off)" if mask
+            else f"the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside "
+                 f"`{array.name}`")
+
+
+def _latency(w: Walker, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
+    """The `Latency::<cycles>` argument of a pointer load or store (0: no hint)."""
+    latency = latency_value(w, node, latency_node, out)
+    if latency is None and latency_node is not None:
+        raise w.error(node, "latency must be an integer constant")
+    return ir.Lit(f"Latency::<{0 if latency is None else latency}>")
+
+
+def _indices(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, write: bool, out: list[ir.Stmt]
+             ) -> tuple[tuple[ir.Dim, ...], list[Value], Value]:
+    """The indices of a gather/scatter (or an atomic) as cuTile Python reads them: their common
+    shape, the indices, and check_bounds."""
+    val = w.expr(args["indices"], out, hint="index")
+    items = val.py if val.kind == "tuple" else [val]
+    if not items:
+        raise w.error(args["indices"], "ct.gather and ct.scatter take one index per axis of the array, and arrays "
+                                       "have at least one axis")
+    set_rank(w.state, array, len(items), node)
+    w.state.site(array, "stores" if write else "loads", ("pointers",), items)
+    shape: tuple[ir.Dim, ...] = ()
+    for item in items:
+        if item.kind == "tile":
+            if not w.sem.integer(item.dtype):
+                raise w.error(args["indices"], f"gather/scatter indices must be integers, not {item.dtype}")
+            shape = w.sem.broadcast_shape(shape, item.shape, node)
+        elif item.kind not in ("scalar", "const"):
+            raise w.error(args["indices"], f"{with_article(item.kind)} cannot index an array")
+    if array.name in w.state.items:
+        raise w.error(node, f"ct.gather/ct.scatter on an array of the list '{w.state.items[array.name]}' is "
+                               "not supported yet; ct.load and ct.store are")
+    check = w.expr(args["check_bounds"], out) if "check_bounds" in args else Value("const", py=True)
+    if check.kind not in ("const", "scalar") or (check.kind == "scalar" and check.dtype != "bool"):
+        raise w.error(args["check_bounds"], "check_bounds must be a bool")
+    return shape, items, check
+
+
+def _lane(w: Walker, node: ast.Call, item: Value, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> Value:
+    """One index as a tile of i32 of the indices' common shape."""
+    if item.kind == "tile":
+        return w.sem.broadcast(w.sem.convert(item, "i32", out, "index"), shape, out, "index")
+    return w.sem.splat(Value("scalar", ir.ScalarType("i32"), w.sem.i32(item, node, out), nonneg=w.sem.nonneg(item)),
+                       "i32", shape, out, "index", node)
+
+
+def stride_param(array: ir.ArrayParam, axis: int) -> ir.Var:
+    """The kernel parameter that holds `array`'s element stride along `axis` (all but the last):
+    the launcher fills it from the array itself."""
+    return ir.Var(f"{rust_name(array.name)}_stride_{axis}")
+
+
+def pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, write: bool, out: list[ir.Stmt],
+              hint: str, indices: tuple | None = None) -> tuple[tuple[ir.Dim, ...], ir.Expr, ir.Expr | None]:
+    """The addresses of a gather/scatter as cuTile Python forms them: each index broadcast to
+    one shape, times its axis' stride, summed onto the array's base pointer; and, with
+    check_bounds, the mask of lanes whose every index lies inside the array. `indices`: what
+    `_indices` read, where the caller has read them."""
+    shape, items, check = indices or _indices(w, node, array, args, write, out)
+    x = rust_name(array.name)
+    array.strided = True
+    offsets: Value | None = None
+    mask: Value | None = None
+    for axis, item in enumerate(items):
+        lane = _lane(w, node, item, shape, out)
+        term = lane
+        if axis != len(items) - 1:
+            stride = w.sem.splat(Value("scalar", ir.ScalarType("i32"), stride_param(array, axis)),
+                                 "i32", shape, out, f"{x}_stride", node)
+            term = Value("tile", ir.TileType("i32", shape), ir.Binary("*", lane.expr, stride.expr))
+        offsets = term if offsets is None else Value("tile", ir.TileType("i32", shape),
+                                                   ir.Binary("+", offsets.expr, term.expr))
+        if check.kind == "scalar" or bool(check.py):
+            extent = w.sem.splat(Value("scalar", ir.ScalarType("i32"),
+                                     ir.Subscript(ir.Method(ir.Var(x), "shape"), axis)), "i32", shape, out,
+                                 f"{x}_extent", node)
+            if w.sem.nonneg(item):
+                inside = Value("tile", ir.TileType("bool", shape), ir.Call("lt_tile", (lane.expr, extent.expr)))
+            else:
+                # 0 <= i < n as one unsigned comparison (a negative index wraps past n), as cuTile
+                # Python writes it: two predicates per lane keep tileiras from vectorizing the access.
+                unsigned = [w.sem.bind_temp(out, f"{x}_{what}_bits", ir.TileType("u32", shape), ir.Call(
+                    "bitcast", (w.sem.named(v, out, f"{x}_{what}").expr,))).expr
+                    for v, what in ((lane, "index"), (extent, "extent"))]
+                inside = Value("tile", ir.TileType("bool", shape), ir.Call("lt_tile", tuple(unsigned)))
+            mask = inside if mask is None else Value("tile", inside.type, ir.Binary("&", mask.expr, inside.expr))
+    if mask is not None and check.kind == "scalar":
+        # check_bounds decided at run time (e.g. `TILE != N`, which cutile folds): lanes are
+        # inside, or bounds are not checked.
+        off = Value("scalar", ir.ScalarType("bool"), ir.Binary("==", check.expr, ir.Lit("false")))
+        unchecked = w.sem.splat(off, "bool", shape, out, "unchecked", node)
+        mask = Value("tile", mask.type, ir.Binary("|", mask.expr, unchecked.expr))
+    if (user := _user_mask(w, args, shape, out)) is not None:
+        user_mask = Value("tile", ir.TileType("bool", shape), user)
+        mask = user_mask if mask is None else Value("tile", user_mask.type, ir.Binary("&", mask.expr, user))
+    base: ir.Expr = ir.Method(ir.Var(x), "as_ptr")
+    if write:
+        base = ir.Call("cast_mut", (base,))
+    ptr_type = lambda s: ir.PointerTileType(f"${array.name}", s, mutable=write)  # noqa: E731
+    ptrs = w.sem.bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Call("pointer_to_tile", (base,)))
+    if shape:
+        ones = (1,) * len(shape)
+        ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(ones), ir.Method(ptrs.expr, "reshape", (ir.Shape(ones),)))
+        if ones != shape:
+            ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(shape),
+                                   ir.Method(ptrs.expr, "broadcast", (ir.Shape(shape),)))
+        offsets = w.sem.bind_temp(out, f"{x}_offsets", ir.TileType("i32", shape), offsets.expr)
+        ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(shape), ir.Method(ptrs.expr, "offset_tile", (offsets.expr,)))
+    else:
+        ptrs = w.sem.bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Method(ptrs.expr, "offset", (
+            ir.Call("tile_to_scalar", (offsets.expr,)),)))
+    if mask is not None:
+        mask = w.sem.bind_temp(out, f"{x}_inside", ir.TileType("bool", shape), mask.expr)
+    return shape, ptrs.expr, mask.expr if mask is not None else None
+
+
+def _lifted_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Value, out, hint) -> Value | None:
+    """A gather at `(scalars, arange(n) + k*n)` as the checked tile load it amounts to, or None."""
+    if (row := _row_access_or_none(w, node, args["indices"], out)) is None:
+        return None
+    index, n, _ = row
+    padding = {0: None, float("-inf"): "padding::NegInf", float("inf"): "padding::PosInf"}.get(pad.py, "?")
+    if padding == "?":
+        return None
+    # Out-of-bounds lanes read the padding either way, so check_bounds needs nothing here.
+    shape = (1,) * (len(index) - 1) + (n,)
+    set_rank(w.state, array, len(index), node)
+    part = partition(w.state, array, shape, padding, out=out)
+    idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
+    row = w.sem.bind_temp(out, hint, ir.TileType(f"${array.name}", shape), tile_load(w,
+        part, idx, latency_value(w, node, args.get("latency"), out), True, out))
+    if len(shape) == 1:
+        return row
+    return w.sem.bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
+
+
+def _lifted_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, out,
+                    safe_only: bool) -> Value | None:
+    """A scatter at `(scalars, arange(n) + k*n)` as the (checked where provable) tile store, or None
+    (and nothing lowered). `safe_only`: only where the store is the block's own tile of a
+    partitioned output, cutile's checked store: the same elements written as cuTile Python's
+    masked scatter writes, with no `unsafe`."""
+    mark = w.state.checkpoint()
+    scratch: list[ir.Stmt] = []
+    row = _row_access_or_none(w, node, args["indices"], scratch)
+    if row is not None and safe_only and unsafe_store_reason(w.state, array, row[0]) is not None:
+        row = None
+    if row is None:
+        w.state.rollback(mark)
+        return None
+    index, n, items = row
+    tile = w.expr(args["value"], scratch, hint=f"{rust_name(array.name)}_tile")
+    if tile.kind != "tile" or tile.shape != (n,):
+        if safe_only:
+            w.state.rollback(mark)
+            return None
+        raise w.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
+                                        "supported yet")
+    out.extend(scratch)
+    # Where the scatter writes, as a gather at the same indices reads (`in_place_pairs`: TileGym's
+    # in-place activations and dropout read and write one array at one ramp).
+    w.state.site(array, "stores", ("pointers",), items)
+    shape = (1,) * (len(index) - 1) + (n,)
+    if len(shape) > 1:
+        tile = w.sem.bind_temp(out, f"{rust_name(array.name)}_tile", ir.TileType(tile.dtype, shape),
+                               ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
+    return store_tile(w, node, args["value"], array, index, tile, out)

@@ -1,0 +1,67 @@
+"""The functions the kernel module declares beside its kernels (`emit/templates/kernels.rs.j2`),
+each rendered into a crate only where one of its kernels calls it. The lowering names them here;
+the emitter asks which a crate calls.
+
+Most are small safe abstractions over cutile's `unsafe` operations, each enforcing its own
+precondition, so that a kernel calling them needs no `unsafe` block of its own: a gather masked to
+the array's own bounds (its addresses from the stride parameters the launcher fills from the
+array), a padded view that starts from the tensor's own token, a hinted store of the block's own
+tile, a rounding mode on the one element type it is defined for."""
+
+from __future__ import annotations
+
+import re
+
+from . import ir
+
+# cutile's `load_ptr_tko` with a padding tile of the result's shape (unsafe, as `load_ptr_tko`).
+PADDED_GATHER = "load_ptr_tko_padded"
+
+
+def padded_partition(padding: str) -> str:
+    """`Tensor::partition` padded with `padding` (a `cutile::core::padding` mode, e.g. NegInf)."""
+    return f"partition_padded_{_snake(padding)}"
+
+
+def gather(rank: int, lanes: int, masked: bool, latency: int) -> str:
+    """A gather of a tile of `lanes` axes from an array of `rank` axes the kernel only reads, masked
+    to the array's bounds (and to a mask of the caller's, where `masked`), with a latency hint (0:
+    none). One function per pair of ranks, as cutile instantiates a function for one rank of its
+    generic shapes, and per hint, as cutile's JIT takes a hint only as a literal in the call."""
+    return f"gather_{rank}d_into_{lanes}d{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
+
+
+def rounded(func: str, rounding: str) -> str:
+    """`func` (exp, tanh) of f32 tiles with a rounding mode (Approx, Full) Tile IR defines for f32."""
+    return f"{func}_{rounding.lower()}_f32"
+
+
+def hinted_store(rank: int, tma: bool, latency: int | None) -> str:
+    """A store of the block's own tile of a partitioned output, with a TMA choice and a latency
+    hint (None: none), each a literal in the function as cutile's JIT takes them."""
+    return f"store_tile_{rank}d_tma_{'on' if tma else 'off'}{'' if latency is None else f'_latency{latency}'}"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+_PADDED = re.compile(r"partition_padded_(\w+)$")
+_GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
+_ROUNDED = re.compile(r"(exp|tanh)_(approx|full)_f32$")
+_HINTED = re.compile(r"store_tile_(\d)d_tma_(on|off)(?:_latency(\d+))?$")
+
+
+def called(kernels: list[ir.KernelIR]) -> dict:
+    """What the module must declare for `kernels`, as `kernels.rs.j2` takes it."""
+    names = {n.func for k in kernels for n in ir.nodes(k.body) if isinstance(n, ir.Call)}
+    gathers = sorted((int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0)) for n in names if (m := _GATHER.match(n)))
+    return {
+        "padded_gather": PADDED_GATHER in names or bool(gathers),
+        "padded_partitions": sorted(("".join(w.title() for w in m[1].split("_")), n)
+                                    for n in names if (m := _PADDED.match(n))),
+        "gathers": gathers,
+        "rounded": sorted((m[1], m[2]) for n in names if (m := _ROUNDED.match(n))),
+        "hinted_stores": sorted((int(m[1]), m[2] == "on", None if m[3] is None else int(m[3]))
+                                for n in names if (m := _HINTED.match(n))),
+    }
