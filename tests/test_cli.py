@@ -68,13 +68,20 @@ def test_translate_with_dtypes_launches_and_lifted_gathers(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "f64" in meta(tmp_path / "recorded")["vector_add"]["dtypes"]["E0"]
     gathers = str(REPO / "tests" / "fixtures" / "gathers.py")
+    printed = {}
     for flag, name in (([], "rows"), (["--lift-gathers"], "lifted")):
         proc = tilebridge("translate", gathers, *flag, "-o", str(tmp_path / name))
         assert proc.returncode == 0, proc.stderr
+        printed[name] = proc.stdout
+    # the safety report: which kernels are safe, and each unsafe block with its obligation
+    assert "safe (no unsafe block): 3 of 5 kernels (hinted_store, regathered, wild_gather)" in printed["rows"]
+    assert ("row_gather: unsafe: gathers from 'x' with check_bounds decided at launch (obligation: where it is "
+            "false, every index lies inside the array; the kernel keeps it" in printed["rows"])
     # a gather of whole tiles at the block's index: through pointers (the module's safe gather), or
     # lifted to a partition load
-    rust = {name: (tmp_path / name / "src" / "tile_kernels.rs").read_text() for name in ("rows", "lifted")}
-    assert "gather_1d_into_1d(x, offs" in rust["rows"] and "gather_1d_into_1d(x" not in rust["lifted"]
+    body = {name: re.search(r"fn regathered<.*?\n    }\n", (tmp_path / name / "src" / "tile_kernels.rs").read_text(),
+                            re.S).group(0) for name in ("rows", "lifted")}
+    assert "gather_1d_into_1d(x, offs" in body["rows"] and "gather_1d_into_1d(" not in body["lifted"]
 
 
 def test_translate_partial_lists_what_it_left_out(tmp_path):

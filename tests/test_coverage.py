@@ -106,6 +106,12 @@ def test_every_kernel_is_accounted_for(report):
             assert row.error, row
 
 
+def test_safe_kernels_do_not_drop(report):
+    """How many of TileGym's operator kernels have no `unsafe` block may only go up."""
+    assert report.count("operators", True, "safe")[0] >= FLOOR["operators_safe_not_experimental"], report.totals()
+    assert report.count("operators", what="safe")[0] >= FLOOR["operators_safe"], report.totals()
+
+
 def test_the_safety_verdict_is_what_the_generated_code_says(report):
     """A kernel reported safe has no `unsafe` block in its generated entry function, and one
     reported unsafe has at least one: the verdict is not the translator's word alone."""

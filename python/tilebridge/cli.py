@@ -34,13 +34,20 @@ def _launches(args) -> list:
 
 
 def _report(crate_dir: Path, skipped: list[str]) -> None:
-    """Each kernel's check against cuTile Python, and the kernels a partial translation left out."""
+    """Each kernel's check against cuTile Python and its safety (each `unsafe` block with the
+    obligation it leaves), and the kernels a partial translation left out."""
     from .metadata import ExtensionMetadata
 
     meta = ExtensionMetadata.from_json((crate_dir / "tilebridge.json").read_text())
     for name, kernel in meta.kernels.items():
         if kernel.checked:
             print(f"{name}: {kernel.checked}")
+    safe = [name for name, kernel in meta.kernels.items() if kernel.safe]
+    print(f"safe (no unsafe block): {len(safe)} of {len(meta.kernels)} kernels"
+          + (f" ({', '.join(safe)})" if safe else ""))
+    for name, kernel in meta.kernels.items():
+        for reason in kernel.unsafe_reasons:
+            print(f"  {name}: unsafe: {reason}")
     for reason in skipped:
         print(f"left out {reason}")
 
