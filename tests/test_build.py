@@ -548,12 +548,16 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     ir, _ = ext._compile_only("row_gather", ["f16", "f16", "1000", "1024"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
-    # the gather through pointers, as cuTile Python lowers it, inside the module's safe gather; the
-    # scatter of the block's own row as the checked store of its tile of the partitioned output
-    assert "load_ptr_tko" in ir and "store_view_tko" in ir and "store_ptr_tko" not in ir
-    # its gather checks bounds only where TILE != N, a choice made at launch: unsafe, and said so
+    # its gather checks bounds only where TILE != N, a choice made at launch: unsafe, and said so; so
+    # its row scatter stays the masked pointer store cuTile Python emits (as the checked store of
+    # the block's tile, it costs instructions and leaves the kernel unsafe all the same)
+    assert "load_ptr_tko" in ir and "store_ptr_tko" in ir and "store_view_tko" not in ir
     assert [r.split(" (")[0] for r in meta["row_gather"].unsafe_reasons] == [
-        "gathers from 'x' with check_bounds decided at launch"]
+        "gathers from 'x' with check_bounds decided at launch", "scatters to 'y' through pointers"]
+    ir, _ = ext._compile_only("regathered", ["f32", "64"], [("x", [1]), ("y", [1])], "sm_90")
+    # a safe gather, and the row scatter as the checked store of the block's tile: a safe kernel
+    assert "load_ptr_tko" in ir and "store_view_tko" in ir and "store_ptr_tko" not in ir
+    assert meta["regathered"].safe
     ir, _ = ext._compile_only("shifted", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     # masked to x's bounds: one unsigned comparison per lane, made in the safe gather; the scatter of
     # overlapping ranges stays a masked pointer store, unsafe

@@ -226,7 +226,7 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
     array = array_arg(w, args["array"], out)
     w.state.count(array, "stores")
-    if "mask" not in args and "latency" not in args:
+    if "mask" not in args and "latency" not in args and (w.state.lift_scatters or w.state.lift_gathers):
         # A whole row at the block's own index is a tile store the launcher's partition makes safe
         # (any row with --lift-gathers, checked where cutile can prove it).
         lifted = _lifted_scatter(w, node, args, array, out, safe_only=not w.state.lift_gathers)
@@ -425,6 +425,7 @@ def _lifted_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam,
         raise w.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
                                         "supported yet")
     out.extend(scratch)
+    w.state.lifted_scatters += 1
     # Where the scatter writes, as a gather at the same indices reads (`in_place_pairs`: TileGym's
     # in-place activations and dropout read and write one array at one ramp).
     w.state.site(array, "stores", ("pointers",), items)
