@@ -63,7 +63,7 @@ def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | No
     past that limit still is refused, asking for its dtypes."""
     first = survey(src, dtypes, lift_gathers)
     lowered, state = kernel.lower(src, dtypes, lift_gathers, first)
-    if state.lifted_scatters and not lowered.safety.safe:
+    if state.lifted_scatters and not lowered.safety.safe and not lift_gathers:
         # A row scatter as the block's checked tile store compiles to a few more instructions than
         # cuTile Python's masked scatter (docs/measurements/2026-12-05-safety.md): only where that
         # makes the kernel safe.
