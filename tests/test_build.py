@@ -548,16 +548,16 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     ir, _ = ext._compile_only("row_gather", ["f16", "f16", "1000", "1024"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
-    # its gather checks bounds only where TILE != N, a choice made at launch: unsafe, and said so; so
-    # its row scatter stays the masked pointer store cuTile Python emits (as the checked store of
-    # the block's tile, it costs instructions and leaves the kernel unsafe all the same)
+    # its gather checks bounds only where TILE != N, a choice made at launch: unsafe, and said so; its
+    # row scatter stays the masked pointer store cuTile Python emits (as the checked store of the
+    # block's tile it was 6 to 11% slower on the H200: only with --lift-gathers)
     assert "load_ptr_tko" in ir and "store_ptr_tko" in ir and "store_view_tko" not in ir
     assert [r.split(" (")[0] for r in meta["row_gather"].unsafe_reasons] == [
         "gathers from 'x' with check_bounds decided at launch", "scatters to 'y' through pointers"]
     ir, _ = ext._compile_only("regathered", ["f32", "64"], [("x", [1]), ("y", [1])], "sm_90")
-    # a safe gather, and the row scatter as the checked store of the block's tile: a safe kernel
-    assert "load_ptr_tko" in ir and "store_view_tko" in ir and "store_ptr_tko" not in ir
-    assert meta["regathered"].safe
+    # a safe gather: the scatter is the kernel's one unsafe block
+    assert "load_ptr_tko" in ir and "store_ptr_tko" in ir
+    assert [r.split(" (")[0] for r in meta["regathered"].unsafe_reasons] == ["scatters to 'y' through pointers"]
     ir, _ = ext._compile_only("shifted", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     # masked to x's bounds: one unsigned comparison per lane, made in the safe gather; the scatter of
     # overlapping ranges stays a masked pointer store, unsafe
@@ -567,7 +567,8 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
         "as cuTile Python requires)"]
     ir, _ = ext._compile_only("wild_gather", ["f32", "i32", "i32", "64"], [("x", [-1, 1]), ("rows", [1]),
                                                                         ("cols", [1]), ("y", [1])], "sm_90")
-    assert ir.count("load_ptr_tko") == 3 and meta["wild_gather"].safe
+    assert ir.count("load_ptr_tko") == 3
+    assert [r.split(" (")[0] for r in meta["wild_gather"].unsafe_reasons] == ["scatters to 'y' through pointers"]
     # f32 tiles stored into `stats`: built for f32 only, as cuTile Python casts no narrower
     assert meta["hinted_store"].dtypes == {"E0": ["f32", "f16", "bf16"], "E1": ["f32"]}
     ir, _ = ext._compile_only("hinted_store", ["f16", "f32", "256"], [("x", [-1, 1]), ("stats", [1])], "sm_90")

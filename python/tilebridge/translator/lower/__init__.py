@@ -39,8 +39,6 @@ class Survey:
     uses: dict[str, ArrayUse]
     int_arrays: frozenset[str]
     promote: bool = True  # False: arrays whose tiles meet share one dtype class (see `lower_kernel`)
-    # False: whole-row scatters stay pointer stores, where lifting them leaves the kernel unsafe anyway
-    lift_scatters: bool = True
 
 
 # The most dtype combinations a kernel's arrays may have before arrays that meet are tied into one
@@ -62,13 +60,7 @@ def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | No
     MAX_COMBINATIONS combinations is lowered again with the arrays that meet tied together, and
     past that limit still is refused, asking for its dtypes."""
     first = survey(src, dtypes, lift_gathers)
-    lowered, state = kernel.lower(src, dtypes, lift_gathers, first)
-    if state.lifted_scatters and not lowered.safety.safe and not lift_gathers:
-        # A row scatter as the block's checked tile store compiles to a few more instructions than
-        # cuTile Python's masked scatter (docs/measurements/2026-12-05-safety.md): only where that
-        # makes the kernel safe.
-        first = replace(first, lift_scatters=False)
-        lowered, _ = kernel.lower(src, dtypes, lift_gathers, first)
+    lowered, _ = kernel.lower(src, dtypes, lift_gathers, first)
     if lowered.promoted and _combinations(lowered) > MAX_COMBINATIONS:
         # so many dtypes apart that their combinations cannot be checked: tied, as launched together
         lowered, _ = kernel.lower(src, dtypes, lift_gathers, replace(first, promote=False))

@@ -35,7 +35,6 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
     state = KernelState(src, dtypes, lift_gathers, uses=survey and survey.uses,
                         int_arrays=survey and set(survey.int_arrays))
     state.promote = survey.promote if survey else True
-    state.lift_scatters = survey.lift_scatters if survey else True
     walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
     return lower_body(walker), state
 

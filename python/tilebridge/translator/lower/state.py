@@ -59,8 +59,6 @@ class KernelState:
         # Gathers/scatters at (scalars, arange(n) + k*n) as checked tile accesses instead of pointers:
         # safe, but padded tile loads can lower to per-element branches where a masked gather does not.
         self.lift_gathers = lift_gathers
-        self.lift_scatters = True  # whole-row scatters at the block's index as checked stores (`lower_kernel`)
-        self.lifted_scatters = 0  # how many were
         self.user_dtypes = dict(dtypes or {})
         self.params: list[ir.Param] = []
         self.arrays: dict[str, ir.ArrayParam] = {}

@@ -237,7 +237,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         set_rank(w.state, array, len(index), node)
         tile = as_array_dtype(w, tile, array, out)
         latency, tma = hints
-        reason = unsafe_store_reason(w.state, array, index) or (
+        reason = _unsafe_store_reason(w.state, array, index) or (
             "a latency hint a ct.Constant gives" if isinstance(latency, str) else None)
         if reason is None:
             return _hinted_store(w, array, tile, latency, tma)
@@ -304,7 +304,7 @@ def store_tile(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayPa
         raise w.error(node, "the index and the tile of ct.store differ in rank")
     tile = as_array_dtype(w, tile, array, out)
     set_rank(w.state, array, len(index), node)
-    reason = unsafe_store_reason(w.state, array, index)
+    reason = _unsafe_store_reason(w.state, array, index)
     if reason is not None:
         return _unchecked_store(w, node, array, index, tile, reason, out)
     _partitioned_output(w.state, array, tile.shape)
@@ -390,7 +390,7 @@ def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
     return ir.Var(view)
 
 
-def unsafe_store_reason(state: KernelState, array: ir.ArrayParam, index: list[Value]) -> str | None:
+def _unsafe_store_reason(state: KernelState, array: ir.ArrayParam, index: list[Value]) -> str | None:
     """None when a store is one tile per block at the block's own index: a safe partition."""
     use = state.uses[array.name]
     if use.stores != 1:

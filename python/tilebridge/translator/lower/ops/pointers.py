@@ -14,7 +14,7 @@ from ...rust_syntax import float_literal, rust_name
 from ..bindings import Value
 from ..facts import with_article
 from .memory import (array_arg, as_array_dtype, check_unchecked_output, latency_value, partition, set_rank,
-                     store_tile, tile_load, unsafe_store_reason)
+                     store_tile, tile_load)
 from .registry import ct_op
 
 if TYPE_CHECKING:
@@ -226,10 +226,11 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
     array = array_arg(w, args["array"], out)
     w.state.count(array, "stores")
-    if "mask" not in args and "latency" not in args and (w.state.lift_scatters or w.state.lift_gathers):
-        # A whole row at the block's own index is a tile store the launcher's partition makes safe
-        # (any row with --lift-gathers, checked where cutile can prove it).
-        lifted = _lifted_scatter(w, node, args, array, out, safe_only=not w.state.lift_gathers)
+    if "mask" not in args and "latency" not in args and w.state.lift_gathers:
+        # A whole row as the tile store it amounts to (checked where cutile can prove it): safe, but
+        # 6 to 11% slower than the masked pointer store on the H200 for silu_and_mul, swiglu and gelu
+        # (docs/measurements/2026-12-05-safety.md), so only with --lift-gathers.
+        lifted = _lifted_scatter(w, node, args, array, out)
         if lifted is not None:
             return lifted
     check_unchecked_output(w.state, node, array)
@@ -402,30 +403,22 @@ def _lifted_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, 
     return w.sem.bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
 
 
-def _lifted_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, out,
-                    safe_only: bool) -> Value | None:
+def _lifted_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, out) -> Value | None:
     """A scatter at `(scalars, arange(n) + k*n)` as the (checked where provable) tile store, or None
-    (and nothing lowered). `safe_only`: only where the store is the block's own tile of a
-    partitioned output, cutile's checked store: the same elements written as cuTile Python's
-    masked scatter writes, with no `unsafe`."""
+    (and nothing lowered): where it is the block's own tile of a partitioned output, cutile's checked
+    store, writing the elements cuTile Python's masked scatter writes, with no `unsafe`."""
     mark = w.state.checkpoint()
     scratch: list[ir.Stmt] = []
     row = _row_access_or_none(w, node, args["indices"], scratch)
-    if row is not None and safe_only and unsafe_store_reason(w.state, array, row[0]) is not None:
-        row = None
     if row is None:
         w.state.rollback(mark)
         return None
     index, n, items = row
     tile = w.expr(args["value"], scratch, hint=f"{rust_name(array.name)}_tile")
     if tile.kind != "tile" or tile.shape != (n,):
-        if safe_only:
-            w.state.rollback(mark)
-            return None
         raise w.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
                                         "supported yet")
     out.extend(scratch)
-    w.state.lifted_scatters += 1
     # Where the scatter writes, as a gather at the same indices reads (`in_place_pairs`: TileGym's
     # in-place activations and dropout read and write one array at one ramp).
     w.state.site(array, "stores", ("pointers",), items)
