@@ -1,7 +1,6 @@
 """Element accesses: ct.gather/ct.scatter through pointers as cuTile Python lowers them, a checked
-gather through the kernel module's safe gather (`module_items`), and a gather or scatter of a whole
-row at the block's index as the tile access it amounts to (a scatter where that makes it the checked
-store of the block's own tile; any, with `lift_gathers`)."""
+gather through the kernel module's safe gather (`module_items`), and, with `lift_gathers`, a gather
+or scatter of a whole row at the block's index as the tile access it amounts to."""
 
 from __future__ import annotations
 
@@ -98,12 +97,12 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     indices = _indices(w, node, array, args, False, out)
     shape, items, check = indices
     latency = latency_value(w, node, args.get("latency"), out)
-    if (check.kind == "const" and check.py and shape and len(items) <= 4 and len(shape) <= 4
-            and not w.state.read_and_written(array) and (latency is None or isinstance(latency, int))):
+    unsafe = _unsafe_gather_reason(w.state, array, check, shape, len(items), latency)
+    if unsafe is None:
         return _checked_gather(w, node, args, array, pad, indices, latency or 0, out, hint)
     shape, ptrs, mask = pointers(w, node, array, args, write=False, out=out, hint=hint, indices=indices)
     padding = _gather_padding(w, pad, array, shape, out) if mask is not None else None
-    w.state.unsafe(*_unsafe_gather_reason(w.state, array, check, shape, len(items)))
+    w.state.unsafe(*unsafe)
     why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
            "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
     token = pointer_token(w.state, array)
@@ -114,16 +113,17 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
         ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
         ir.Lit("None"), ir.Call("Some", (padding,)) if padding is not None else ir.Lit("None"),
         ir.Call("Some", (token,)) if token else ir.Lit("None"),
-        _latency(w, node, args.get("latency"), out))),
+        _latency(w, node, args.get("latency"), latency))),
         reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
                                            "requires" if w.state.read_and_written(array) else
                                            "; it is only read in this kernel"))
     return bind_loaded(w, ir.TileType(f"${array.name}", shape), load, token, out, hint)
 
 
-def _unsafe_gather_reason(state: KernelState, array: ir.ArrayParam, check: Value, shape: tuple,
-                          rank: int) -> tuple[str, str]:
-    """Why a gather goes through cutile's unsafe pointer load, and the obligation the kernel keeps."""
+def _unsafe_gather_reason(state: KernelState, array: ir.ArrayParam, check: Value, shape: tuple, rank: int,
+                          latency: int | str | None) -> tuple[str, str] | None:
+    """Why a gather goes through cutile's unsafe pointer load, and the obligation the kernel keeps;
+    None where the module's safe gather takes it."""
     a, inside = array.name, "every index lies inside the array"
     if state.read_and_written(array):
         return f"gathers from '{a}', which it also writes", "no other block writes what one reads"
@@ -135,8 +135,10 @@ def _unsafe_gather_reason(state: KernelState, array: ir.ArrayParam, check: Value
         return f"gathers one element of '{a}' at scalar indices (the safe gather takes tiles of indices)", inside
     if rank > 4 or len(shape) > 4:
         return f"gathers from '{a}' above rank 4 (the safe gather is made for ranks up to 4)", inside
-    return (f"gathers from '{a}' with a latency hint a ct.Constant gives (the safe gather takes a hint only as "
-            "a number)", inside)
+    if isinstance(latency, str):
+        return (f"gathers from '{a}' with a latency hint a ct.Constant gives (the safe gather takes a hint only "
+                "as a number)", inside)
+    return None
 
 
 def _checked_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Value, indices: tuple,
@@ -245,7 +247,7 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     store = ir.Unsafe(ir.Call("store_ptr_tko", (
         ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
         ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
-        _latency(w, node, args.get("latency"), out))),
+        _latency(w, node, args.get("latency"), latency_value(w, node, args.get("latency"), out)))),
         reason=why + ", and blocks write disjoint elements, which cuTile Python leaves to the kernel too")
     if token:
         out.append(ir.Assign(token.name, store, w.state.line))
@@ -269,9 +271,9 @@ def lanes_inside(array: ir.ArrayParam, mask: ir.Expr | None) -> str:
                  f"`{array.name}`")
 
 
-def _latency(w: Walker, node: ast.Call, latency_node: ast.expr | None, out: list[ir.Stmt]) -> ir.Expr:
-    """The `Latency::<cycles>` argument of a pointer load or store (0: no hint)."""
-    latency = latency_value(w, node, latency_node, out)
+def _latency(w: Walker, node: ast.Call, latency_node: ast.expr | None, latency: int | str | None) -> ir.Expr:
+    """The `Latency::<cycles>` argument of a pointer load or store (0: no hint), of the hint
+    `latency_value` read from `latency_node`."""
     if latency is None and latency_node is not None:
         raise w.error(node, "latency must be an integer constant")
     return ir.Lit(f"Latency::<{0 if latency is None else latency}>")
@@ -407,18 +409,15 @@ def _lifted_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam,
     """A scatter at `(scalars, arange(n) + k*n)` as the (checked where provable) tile store, or None
     (and nothing lowered): where it is the block's own tile of a partitioned output, cutile's checked
     store, writing the elements cuTile Python's masked scatter writes, with no `unsafe`."""
-    mark = w.state.checkpoint()
-    scratch: list[ir.Stmt] = []
-    row = _row_access_or_none(w, node, args["indices"], scratch)
-    if row is None:
+    mark = w.state.checkpoint()  # a failed match leaves no trace (names, types the oracle checks)
+    if (row := _row_access_or_none(w, node, args["indices"], out)) is None:
         w.state.rollback(mark)
         return None
     index, n, items = row
-    tile = w.expr(args["value"], scratch, hint=f"{rust_name(array.name)}_tile")
+    tile = w.expr(args["value"], out, hint=f"{rust_name(array.name)}_tile")
     if tile.kind != "tile" or tile.shape != (n,):
         raise w.error(args["value"], f"ct.scatter of a value shaped other than the index ({n},) is not "
                                         "supported yet")
-    out.extend(scratch)
     # Where the scatter writes, as a gather at the same indices reads (`in_place_pairs`: TileGym's
     # in-place activations and dropout read and write one array at one ramp).
     w.state.site(array, "stores", ("pointers",), items)
