@@ -11,6 +11,7 @@ import pytest
 
 import tilebridge as tb
 from tilebridge.builder.wheel import RUNTIME_CRATE
+from tilebridge.dtypes import ARRAY_DTYPES
 from tilebridge.metadata import ExtensionMetadata
 from tilebridge.translator import frontend
 
@@ -166,14 +167,23 @@ def test_runtime_crate_is_rustfmt_clean():
 def test_independent_dtype_classes_are_checked_class_by_class(tmp_path):
     """Five arrays of independent dtypes: 3^5 = 243 combinations, one launcher for all of them
     (no Rust per dtype), checked against cuTile Python in 27 combinations, the first 3 of which
-    give each class each of its dtypes (the translation types each value by one class at most)."""
+    give each class each of its dtypes (the translation types each value by one class at most).
+    Arrays the kernel only moves take 11 dtypes each (11^5 combinations, never listed): each
+    class at each dtype twice, beside different partners, 22 checks."""
     (tmp_path / "wide.py").write_text(WIDE_SOURCE)
-    crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE)
+    crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE,
+                         dtypes={a: ["f32", "f16", "bf16"] for a in "abcdy"})
     meta = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["five"]
     assert list(meta.dtypes.values()) == [["f32", "f16", "bf16"]] * 5
     assert meta.checked.startswith("agrees with cuTile Python") and "at 27 specializations" in meta.checked
     assert "216 more dtype combinations checked class by class" in meta.checked
     assert built_combinations(crate.files["src/lib.rs"], "five") is None  # each class's dtype says it all
+    crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE)
+    meta = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["five"]
+    everything_but_bool = [d for d in ARRAY_DTYPES if d != "bool"]  # cutile converts no bools
+    assert list(meta.dtypes.values()) == [everything_but_bool] * 5
+    assert "at 22 specializations" in meta.checked and f"{11 ** 5 - 22} more dtype combinations" in meta.checked
+    assert built_combinations(crate.files["src/lib.rs"], "five") is None
 
 
 def test_covering_gives_each_class_each_dtype():
@@ -248,14 +258,15 @@ def test_recorded_launches_widen_the_launcher_variants(tmp_path):
          "args": {"a": array("int32"), **{n: array("float16") for n in "bcd"}, "y": array("float32"), "TILE": 256}},
         {"file": "checked_ops.py", "kernel": "prefix_sums", "hints": {},  # a dtype the translation did not infer
          "args": {"x": rows("int32"), "y": rows("float32"), "z": rows("float32"), "TM": 16, "TN": 64}}]) + "\n")
-    crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE, launches=launches.read([log]))
+    crate = tb.translate(tmp_path / "wide.py", runtime_path=RUNTIME_CRATE, launches=launches.read([log]),
+                         dtypes={a: ["f32", "f16", "bf16"] for a in "abcdy"})  # else they take any dtype
     five = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels["five"]
     # 243 + 1 combinations, too many to list: `a`'s class widened, every combination checked class by class
     assert list(five.dtypes.values()) == [["f32", "f16", "bf16", "i32"]] + [["f32", "f16", "bf16"]] * 4
     assert built_combinations(crate.files["src/lib.rs"], "five") is None  # each class's dtype says it all
     assert "checked class by class" in five.checked
     crate = tb.translate(REPO / "tests" / "fixtures" / "checked_ops.py", runtime_path=RUNTIME_CRATE,
-                         launches=launches.read([log]))
+                         launches=launches.read([log]), dtypes={a: ["f32", "f16", "bf16"] for a in "xyz"})
     meta = ExtensionMetadata.from_json(crate.files["tilebridge.json"]).kernels
     assert meta["prefix_sums"].dtypes["E0"] == ["f32", "f16", "bf16", "i32"]  # widened, nothing dropped
     assert built_combinations(crate.files["src/lib.rs"], "prefix_sums") == 27 + 1

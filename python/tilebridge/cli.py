@@ -233,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("files", nargs="+", help="Python files with @ct.kernel functions")
         p.add_argument("-m", "--module", help="extension module name (default: <file>_rs)")
         p.add_argument("--dtype", action="append", default=[], metavar="ARRAY=DT[,DT]",
-                       help="dtypes to build the launcher for, per array parameter (default f32,f16,bf16)")
+                       help="dtypes to build the launcher for, per array parameter (default: f32,f16,bf16 for "
+                            "arrays the kernel computes with, every dtype for arrays it only moves)")
         p.add_argument("--launches", action="append", default=[], metavar="LOG",
                        help="launches recorded from the kernels' tests (JSON lines): build each launcher for the "
                             "dtype combinations they used; repeatable")

@@ -58,9 +58,13 @@ DTYPES: dict[str, DType] = {d.name: d for d in _TABLE}
 # The dtypes an array can have (the runtime crate's element types), by name.
 ARRAY_DTYPES: dict[str, DType] = {d.name: d for d in _TABLE if d.variant}
 
-# The dtypes a launcher takes for an array unless told otherwise, and for an index array (one whose
-# values the kernel uses as integers).
-DEFAULT_ARRAY_DTYPES = ("f32", "f16", "bf16")
+# The dtypes a launcher takes for an array unless told otherwise: an array whose values the kernel
+# computes with (arithmetic, math, comparisons, reductions: the translation's rules for them are
+# those of floats); an array it only moves (loads, stores, reshapes, converts with `astype`, or
+# multiplies in an mma: every dtype, as far as cutile converts it; see `lower.moves`); and an index
+# array (one whose values the kernel uses as integers).
+COMPUTED_ARRAY_DTYPES = ("f32", "f16", "bf16")
+MOVED_ARRAY_DTYPES = tuple(ARRAY_DTYPES)
 INDEX_ARRAY_DTYPES = ("i32", "i64")
 
 # Floats by promotion rank: of two floats of different rank, the wider wins.
@@ -157,3 +161,16 @@ def cutile_python(name: str) -> Any:
     import cuda.tile as ct
 
     return getattr(ct, DTYPES[name].cutile_python)
+
+
+def cutile_converts(a: str, b: str) -> bool:
+    """Whether cutile 0.5.0's `convert_tile` converts tiles of dtype `a` to `b`: the identity, and
+    between floats and integers (`ftof`, `itof`, `ftoi`); not from one integer width to another,
+    nor bools (the translation converts those itself where it knows the dtypes)."""
+    if a == b:
+        return True
+    da, db = DTYPES.get(a), DTYPES.get(b)
+    if da is None or db is None or "bool" in (a, b):
+        return False
+    return not (da.is_integer and db.is_integer)
+

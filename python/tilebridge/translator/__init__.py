@@ -39,7 +39,8 @@ def translate(
     """Translates the kernels of `target` (kernel objects, a module or a file) into crate files.
 
     `dtypes` states, per array parameter name, the dtypes the launcher is built for
-    (default: f32, f16, bf16). Raises `TranslationError` before anything is produced
+    (default: f32, f16, bf16 for arrays the kernel computes with, every dtype cutile converts as
+    the kernel does for arrays it only moves: `KernelState.default_dtypes`). Raises `TranslationError` before anything is produced
     if any kernel cannot be translated; with `partial`, leaves such kernels out instead
     and lists why in the result's `skipped` (and raises only if none is left), an internal error
     of one kernel's translation included. With

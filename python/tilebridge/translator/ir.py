@@ -10,6 +10,7 @@ Rust type parameters (``E0``, ...) before it hands the IR on. Tile shapes are tu
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import struct
 from dataclasses import dataclass, field
@@ -312,6 +313,9 @@ class DTypeClass:
     rust_name: str
     arrays: list[str]
     allowed: list[str]  # cutile dtype names the launcher is built for
+    # The kernel only moves these arrays' values (`KernelState.default_dtypes`): their dtype meets
+    # no other class's in a promotion, so it varies independently of every other class.
+    moved: bool = False
 
 
 @dataclass
@@ -441,17 +445,42 @@ class KernelIR:
 
     def launcher_combos(self) -> list[tuple[str, ...]]:
         """The dtype combinations the launcher is built for, one tuple (a dtype per class) each:
-        those its promotions admit."""
+        those its promotions admit. Listed one by one: see `combo_count` first."""
         if self.dtype_combos is None:
             return self.all_combos()
         return [combo for combo in self.dtype_combos if self.admits(combo)]
 
     def all_combos(self) -> list[tuple[str, ...]]:
         """Every combination of the classes' allowed dtypes that its promotions admit."""
-        combos: list[tuple[str, ...]] = [()]
-        for c in self.dtype_classes:
-            combos = [combo + (d,) for combo in combos for d in c.allowed]
-        return [combo for combo in combos if self.admits(combo)]
+        return list(self.iter_combos())
+
+    def iter_combos(self) -> Iterator[tuple[str, ...]]:
+        """`all_combos`, one at a time, in order."""
+        for combo in itertools.product(*(c.allowed for c in self.dtype_classes)):
+            if self.admits(combo):
+                yield combo
+
+    def computed_combos(self) -> list[tuple[str, ...]]:
+        """Every combination the promotions admit of the dtypes of the classes that are not moved
+        (`DTypeClass.moved`), each moved class at its first dtype: the combinations of the classes
+        whose dtypes meet, which promotions range over."""
+        fixed = [c.allowed if not c.moved else c.allowed[:1] for c in self.dtype_classes]
+        return [combo for combo in itertools.product(*fixed) if self.admits(combo)]
+
+    def combo_count(self) -> int:
+        """How many combinations the launcher takes (`launcher_combos`), without listing them."""
+        return len(self.launcher_combos()) if self.dtype_combos is not None else self.product_count()
+
+    def product_count(self) -> int:
+        """How many combinations of the classes' allowed dtypes the promotions admit (`all_combos`),
+        without listing them: the moved classes vary independently of the others."""
+        return len(self.computed_combos()) * math.prod(len(c.allowed) for c in self.dtype_classes if c.moved)
+
+    def takes(self, combo: tuple[str, ...]) -> bool:
+        """Whether the launcher takes the dtype combination `combo`."""
+        if self.dtype_combos is not None:
+            return combo in self.dtype_combos and self.admits(combo)
+        return all(d in c.allowed for d, c in zip(combo, self.dtype_classes)) and self.admits(combo)
 
     def admits(self, combo: tuple[str, ...]) -> bool:
         """Whether cuTile Python takes the promotions of the kernel at the classes' dtypes `combo`."""

@@ -36,6 +36,9 @@ from ..errors import TranslationError
 # a combination is rejected only where cuTile Python rejects it at every one the launcher takes.
 # Up to this many dtype combinations are checked one by one; beyond, class by class (`covering`).
 MAX_COMBOS = int(os.environ.get("TILEBRIDGE_ORACLE_MAX_COMBOS", "27"))
+# Past this many combinations, they are not listed one by one: covered class by class from the
+# classes' own dtypes (`moved_covering`).
+MAX_ENUMERATED = 3 ** 9
 
 
 class Disagreement(TranslationError):
@@ -97,9 +100,15 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     recorded_specs = [s for s in specializations.recorded(kir, list(recorded)) if not isinstance(s, str)]
     groups = [[s] for s in recorded_specs]
     seen = {_combo(kir, s) for s in recorded_specs}
-    combos = [c for c in kir.launcher_combos() if c not in seen]
-    by_class = len(combos) > MAX_COMBOS
-    if by_class:
+    if kir.dtype_combos is None and kir.product_count() > MAX_ENUMERATED:
+        # arrays only moved take every dtype: each class at each of its dtypes, those of the
+        # others (whose dtypes meet) covered as below, the moved ones beside them in turn
+        combos, by_class = moved_covering(kir, seen), True
+        report.by_class = kir.product_count() - len(combos)
+    else:
+        combos = [c for c in kir.launcher_combos() if c not in seen]
+        by_class = len(combos) > MAX_COMBOS
+    if by_class and not report.by_class:
         # each class at each of its dtypes, then others spread over the rest, MAX_COMBOS in all
         chosen = covering(combos, seen, promotion_groups(kir))
         rest = [c for c in combos if c not in chosen]
@@ -117,8 +126,9 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     branches = _branches_on_constants(kir)
     accepted: set[tuple[str, ...]] = set()
     rejected: dict[tuple[str, ...], tuple[specializations.Specialization, cutile_frontend.Rejection]] = {}
-    for i, group in enumerate(groups):
-        outcome = _verdict(src.kernel, group, guessed=i >= len(recorded_specs), branches=branches)
+
+    def run(group: list[specializations.Specialization], guessed: bool) -> None:
+        outcome = _verdict(src.kernel, group, guessed=guessed, branches=branches)
         if isinstance(outcome, cutile_frontend.Rejection):
             rejected.setdefault(_combo(kir, group[0]), (group[0], outcome))
             report.rejected.append(f"{_dtypes_of(kir, group[0])}: {outcome.message.splitlines()[0]}")
@@ -130,6 +140,19 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
             report.accepted.append(spec)
             report.specializations += 1
             report.values += _compare(kir, src, spec, theirs, report)
+
+    for i, group in enumerate(groups):
+        run(group, guessed=i >= len(recorded_specs))
+    if by_class and accepted and guesses:
+        # A moved class's dtype seen only beside dtypes of others that were rejected: tried once
+        # more beside an accepted combination, so that it is not left out for their sake.
+        first = min(accepted)
+        for i, c in enumerate(kir.dtype_classes):
+            cleared = {combo[i] for combo in accepted}
+            for d in c.allowed if c.moved else ():
+                combo = first[:i] + (d,) + first[i + 1:]
+                if d not in cleared and combo not in rejected and kir.takes(combo):
+                    run([specializations.default_specialization(kir, combo, g) for g in guesses], guessed=True)
     refused = [c for c in rejected if c not in accepted]
     if refused and not accepted and report.unchecked is None:
         spec, r = rejected[refused[0]]
@@ -152,18 +175,45 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
                     "but accepts each of those dtypes with others: its dtype combinations cannot be checked class "
                     "by class; state the dtypes (tb.build(..., dtypes=...), --dtype) or record launches (--launches)",
                     location=f"{kir.file}:{kir.line}:1", construct=kir.name)
-        kept = [c for c in kir.launcher_combos() if not any((i, d) in bad for i, d in enumerate(c))]
-        report.left_out = len(kir.launcher_combos()) - len(kept)
         if kir.dtype_combos is None:  # still every combination of the classes' dtypes
+            before = kir.product_count()
             for i, c in enumerate(kir.dtype_classes):
                 c.allowed = [d for d in c.allowed if (i, d) not in bad]
+            report.left_out = before - kir.product_count()
         else:
+            kept = [c for c in kir.launcher_combos() if not any((i, d) in bad for i, d in enumerate(c))]
+            report.left_out = len(kir.launcher_combos()) - len(kept)
             kir.dtype_combos = kept
         return report
     if refused:
         kir.dtype_combos = [c for c in kir.launcher_combos() if c not in refused]
         report.left_out = len(refused)
     return report
+
+
+def moved_covering(kir: ir.KernelIR, seen: set[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Combinations in which each class takes each of its dtypes and each group of classes a
+    promotion depends on each of its combinations (`covering`), without listing every combination:
+    those of the classes that are not moved (`ir.KernelIR.computed_combos`), covered, with each
+    moved class (which meets no other) taking its dtypes in turn beside them, twice, the second
+    time with other partners, so that a rejection can be told to be one class's dtype."""
+    computed = kir.computed_combos()
+    if not computed:
+        return []
+    if len(computed) > MAX_COMBOS:
+        computed = covering(computed, seen, promotion_groups(kir))
+    moved = [i for i, c in enumerate(kir.dtype_classes) if c.moved]
+    rows = max([len(computed)] + [len(kir.dtype_classes[i].allowed) for i in moved])
+    combos = []
+    for turn in range(2):
+        for n in range(rows):
+            combo = list(computed[n % len(computed)])
+            for j, i in enumerate(moved):
+                allowed = kir.dtype_classes[i].allowed
+                combo[i] = allowed[(n + turn * (j + 1)) % len(allowed)]
+            if tuple(combo) not in combos:
+                combos.append(tuple(combo))
+    return combos
 
 
 def promotion_groups(kir: ir.KernelIR) -> list[tuple[int, ...]]:

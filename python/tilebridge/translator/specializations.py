@@ -87,7 +87,12 @@ def default_combo(kir) -> tuple[str, ...]:
     """The dtype of each class a kernel is compiled at by default (`class_dtype`), or, where its
     promotions refuse that combination, the launcher's combination closest to it."""
     preferred = tuple(class_dtype(c) for c in kir.dtype_classes)
-    combos = [] if kir.admits(preferred) else kir.launcher_combos()
+    if kir.admits(preferred):
+        return preferred
+    # refused by a promotion, which moved classes never meet: they keep their preferred dtype
+    combos = kir.launcher_combos() if kir.dtype_combos is not None else [
+        tuple(p if c.moved else d for p, d, c in zip(preferred, combo, kir.dtype_classes))
+        for combo in kir.computed_combos()]
     if not combos:
         return preferred
     return max(combos, key=lambda combo: sum(a == b for a, b in zip(combo, preferred)))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import hashlib
+import itertools
 import importlib.util
 import inspect
 import json
@@ -474,7 +475,9 @@ def _default_cutile_takes(kernel: Any, kir) -> tuple[Specialization, str] | None
     whose output dtype follows a constant (TileGym's fp8 matmul stores f32 unless OUTPUT_DTYPE says
     otherwise) has no f16 default."""
     first = tuple(class_dtype(c) for c in kir.dtype_classes)
-    combos = sorted(kir.launcher_combos(), key=lambda combo: combo != first)
+    head = list(itertools.islice(kir.iter_combos() if kir.dtype_combos is None else kir.launcher_combos(),
+                                 DEFAULT_TRIES))
+    combos = [first] * kir.takes(first) + [combo for combo in head if combo != first]
     tries = [(combo, g) for g in accepted_guesses(kir) or [None] for combo in combos][:DEFAULT_TRIES]
     for combo, guess in tries:
         spec = default_specialization(kir, combo, guess)

@@ -104,7 +104,9 @@ def launcher(kernel: ir.KernelIR) -> dict:
         allowed = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed)
         classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
     # A condition on classes that a promotion's match binds is checked there (its other arms refuse).
-    combos = kernel.launcher_combos()
+    # What the promotions range over: every combination where recorded launches listed them, else
+    # those of the classes that are not moved (a moved class meets no promotion).
+    combos = kernel.launcher_combos() if kernel.dtype_combos is not None else kernel.computed_combos()
     matched = [set(_classes(kernel, p.of + p.stored_into)) for p in kernel.promoted]
     classes += [line for s in kernel.same_promotions
                 if not any(set(_classes(kernel, s.of + s.equals)) <= m for m in matched)
@@ -117,7 +119,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
 
     # Each class's dtype was checked against its allowed list; where the combinations are fewer
     # than all of theirs (recorded launches), the combination is checked too.
-    if len(combos) < len(kernel.all_combos()):
+    if kernel.dtype_combos is not None and len(combos) < kernel.product_count():
         scrutinee = _scrutinee([c.rust_name for c in kernel.dtype_classes])
         checks.append(f"if !matches!({scrutinee}, {' | '.join(map(_pattern, combos))}) {{ "
                       f"return Err(tilebridge_runtime::error::argument({json.dumps(_unbuilt_message(kernel))})); }}")

@@ -34,10 +34,12 @@ unstated_scalars = kernel.unstated_scalars
 class Survey:
     """What a first pass over a kernel finds before anything is decided on it: how often each array
     is loaded and stored once constant branches are folded and helpers inlined, and which arrays'
-    values the kernel uses as integers (index arrays)."""
+    values the kernel uses as integers (index arrays), and which it computes with (the others it
+    only moves, and takes in any dtype: `KernelState.default_dtypes`)."""
 
     uses: dict[str, ArrayUse]
     int_arrays: frozenset[str]
+    computed: frozenset[str] = frozenset()
     promote: bool = True  # False: arrays whose tiles meet share one dtype class (see `lower_kernel`)
 
 
@@ -49,7 +51,7 @@ MAX_COMBINATIONS = 3 ** 9
 def survey(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
            lift_gathers: bool = False) -> Survey:
     _, state = kernel.lower(src, dtypes, lift_gathers)
-    return Survey(state.counted, frozenset(state.int_arrays))
+    return Survey(state.counted, frozenset(state.int_arrays), frozenset(state.computed_seen))
 
 
 def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
@@ -60,12 +62,17 @@ def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | No
     MAX_COMBINATIONS combinations is lowered again with the arrays that meet tied together, and
     past that limit still is refused, asking for its dtypes."""
     first = survey(src, dtypes, lift_gathers)
-    lowered, _ = kernel.lower(src, dtypes, lift_gathers, first)
+    lowered, state = kernel.lower(src, dtypes, lift_gathers, first)
+    if state.computed_seen - first.computed:
+        # an array the survey saw only moved is computed with on the way the lowering took (a value
+        # a moved array's dtype let it choose): lowered again with its values as computed ones
+        first = replace(first, computed=first.computed | state.computed_seen)
+        lowered, _ = kernel.lower(src, dtypes, lift_gathers, first)
     if lowered.promoted and _combinations(lowered) > MAX_COMBINATIONS:
         # so many dtypes apart that their combinations cannot be checked: tied, as launched together
         lowered, _ = kernel.lower(src, dtypes, lift_gathers, replace(first, promote=False))
     if _combinations(lowered) > MAX_COMBINATIONS:
-        free = [c for c in lowered.dtype_classes if len(c.allowed) > 1]
+        free = [c for c in lowered.dtype_classes if len(c.allowed) > 1 and not c.moved]
         arrays = ", ".join("/".join(c.arrays) for c in free)
         raise TranslationError.at(src.display_file, src.func, (
             f"kernel '{lowered.name}' has {len(free)} arrays of independent dtypes ({_combinations(lowered):,} "
@@ -75,4 +82,6 @@ def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | No
 
 
 def _combinations(kir: ir.KernelIR) -> int:
-    return math.prod(len(c.allowed) for c in kir.dtype_classes)
+    """The dtype combinations of the classes a check must try together: the moved ones vary apart
+    (`ir.DTypeClass.moved`), and are checked each at each of its dtypes."""
+    return math.prod(len(c.allowed) for c in kir.dtype_classes if not c.moved)

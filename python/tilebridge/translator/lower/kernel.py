@@ -33,7 +33,7 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
     """The kernel's IR and the state its lowering ended in; without `survey`, the first pass
     (which counts, and decides nothing on the counts)."""
     state = KernelState(src, dtypes, lift_gathers, uses=survey and survey.uses,
-                        int_arrays=survey and set(survey.int_arrays))
+                        int_arrays=survey and set(survey.int_arrays), computed=survey and set(survey.computed))
     state.promote = survey.promote if survey else True
     walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
     return lower_body(walker), state
@@ -290,7 +290,7 @@ def dtype_classes(state: KernelState) -> tuple[list[ir.DTypeClass], dict[str, st
         # Always numbered: cutile's kernel compiler resolves an unannotated `E` in its own generic
         # signatures (e.g. `broadcast_scalar<E, S>`) to a kernel type parameter of that name.
         rust = f"E{i}"
-        classes.append(ir.DTypeClass(rust, members, state.allowed_dtypes(members)))
+        classes.append(ir.DTypeClass(rust, members, state.allowed_dtypes(members), moved=state.moved(members)))
         names.update({f"${m}": rust for m in members})
     return classes, DTypeResolver(names, state.union)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from ... import dtypes
-from ...dtypes import DEFAULT_ARRAY_DTYPES, FLOAT_RANK
+from ...dtypes import COMPUTED_ARRAY_DTYPES, FLOAT_RANK
 from .. import ir
 from ..rust_syntax import float_literal, number_literal, rust_name
 from .bindings import Binding, Value
@@ -201,9 +201,35 @@ class Semantics(Promotions):
         raw = self.bind_temp(out, hint, type_, ir.Call("tile_to_scalar", (tile.expr,)))
         return self.bind_temp(out, hint, type_, ir.Call("convert_scalar", (raw.expr,)))
 
+    def computes_with(self, val: Value) -> None:
+        """Notes that the kernel computes with `val` (it is an operand of an operation that does not
+        only move values: `Walker.operands`): the arrays whose dtype it has are computed with, and
+        their launchers take what the translation's rules for arithmetic hold for (floats)."""
+        if val.kind not in ("tile", "scalar") or val.type is None or not self.generic(val.dtype):
+            return
+        for root in self.classes_of(val.dtype):
+            self.state.computed_seen.update(a for a in self.state.arrays if self.state.union.find(f"${a}") == root)
+
+    def narrow_conversion(self, val: Value, dtype: str) -> None:
+        """Where a tile of an array's dtype is converted to a concrete one or back (`astype`, a
+        store's cast), the arrays of that dtype take only the dtypes cutile converts so
+        (`dtypes.cutile_converts`); between two dtypes bound at launch (arrays', promotions,
+        dtypes derived from an array's), both are computed with."""
+        src, dst = self.state.union.find(val.dtype), self.state.union.find(dtype)
+        if src not in dtypes.DTYPES and dst not in dtypes.DTYPES:  # both bound at launch
+            self.computes_with(val)
+            self.computes_with(Value("tile", ir.TileType(dtype, ())))
+            return
+        for root, ok in ((src, lambda d: dtypes.cutile_converts(d, dst)), (dst, lambda d: dtypes.cutile_converts(src, d))):
+            if root.startswith("$"):
+                for a in self.state.arrays:
+                    if self.state.union.find(f"${a}") == root:
+                        self.state.narrowed[a] = {d for d in self.state.narrowed.get(a, dtypes.MOVED_ARRAY_DTYPES) if ok(d)}
+
     def convert(self, val: Value, dtype: str, out: list[ir.Stmt], hint: str) -> Value:
         if self.state.union.find(val.dtype) == self.state.union.find(dtype):
             return val
+        self.narrow_conversion(val, dtype)
         if self.state.union.find(dtype) in ("i32", "i64"):
             self.integer(val.dtype)  # an array's values taken as integers
         if self.int_tile(val.dtype) and self.int_tile(dtype):
@@ -348,7 +374,7 @@ class Semantics(Promotions):
         classes = self.classes_of(generic)
         stated = [d for a in self.state.arrays if self.state.union.find(f"${a}") in classes
                   for d in self.state.user_dtypes.get(a, ())]
-        if concrete == "f32" and all(dtypes.stated(d) in DEFAULT_ARRAY_DTYPES for d in stated):
+        if concrete == "f32" and all(dtypes.stated(d) in COMPUTED_ARRAY_DTYPES for d in stated):
             # An array's dtype (f32, f16 or bf16 unless stated otherwise) with f32: cuTile Python promotes to f32.
             return "f32"
         if promote and self.state.promote and self.generic(generic) and self.float_only(generic) and \

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import dtypes
-from ...dtypes import DEFAULT_ARRAY_DTYPES, INDEX_ARRAY_DTYPES
+from ...dtypes import COMPUTED_ARRAY_DTYPES, INDEX_ARRAY_DTYPES, MOVED_ARRAY_DTYPES
 from ...errors import TranslationError
 from .. import ir
 from ..frontend import KernelSource
@@ -37,7 +37,7 @@ class Frame:
 # restored whole, and lists that only grow (cut back to their length).
 RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "promoted",
             "promoted_stores", "partitions", "mutable_views", "branch_conflicts", "sites", "site_steps",
-            "pointer_tokens")
+            "pointer_tokens", "computed_seen", "narrowed")
 GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses", "typed")
 
 
@@ -46,7 +46,7 @@ class KernelState:
 
     def __init__(self, src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
                  lift_gathers: bool = False, uses: dict[str, ArrayUse] | None = None,
-                 int_arrays: set[str] | None = None):
+                 int_arrays: set[str] | None = None, computed: set[str] | None = None):
         self.src = src
         # How often each array is loaded and stored once constant branches are folded and helpers
         # inlined: counted by a first pass (`survey`, uses=None), which decides nothing on them.
@@ -56,6 +56,15 @@ class KernelState:
         # Arrays whose values the kernel uses as integers (indices, counts, ids): collected by the
         # survey, their launchers take int32 and int64 (see `Semantics.integer`).
         self.int_arrays: set[str] = set(int_arrays or ())
+        # Arrays whose values the kernel computes with (`Semantics.computes_with`): collected by the
+        # survey, as every array's were before it; the others the kernel only moves, and their
+        # launchers take every dtype cutile converts as the kernel does (`narrowed`).
+        self.computed: set[str] = set(computed or ())
+        self.computed_seen: set[str] = set()  # as this pass finds them
+        self.narrowed: dict[str, set[str]] = {}  # an array moved only -> the dtypes its conversions allow
+        # The operation whose operands are being evaluated, innermost last (`Walker.operands`): None
+        # for a helper's call, which passes its arguments on untouched.
+        self.consumers: list[str | None] = []
         # Gathers/scatters at (scalars, arange(n) + k*n) as checked tile accesses instead of pointers:
         # safe, but padded tile loads can lower to per-element branches where a masked gather does not.
         self.lift_gathers = lift_gathers
@@ -184,7 +193,7 @@ class KernelState:
         if allowed == []:
             raise TranslationError(f"{self.src.display_file}: the dtypes stated for {', '.join(members)} "
                                    "have nothing in common, but the kernel ties these arrays together")
-        defaults = INDEX_ARRAY_DTYPES if self.int_arrays & set(members) else DEFAULT_ARRAY_DTYPES
+        defaults = self.default_dtypes(members)
         stored = set().union(*(self.stored_dtypes.get(m, set()) for m in members))
         if stored:
             allowed = [d for d in (allowed or defaults) if d in stored]
@@ -193,6 +202,25 @@ class KernelState:
                                        f"{' and '.join(sorted(stored))} tiles, which no dtype they may have "
                                        "takes without a narrowing cast")
         return list(defaults) if allowed is None else allowed
+
+    def default_dtypes(self, members: list[str]) -> typing.Sequence[str]:
+        """The dtypes the launcher takes for arrays the kernel ties together, none of them stated: an
+        index array's integers, floats for values it computes with (and everywhere in the survey,
+        which finds those), else every dtype that the conversions it makes of them allow."""
+        if self.int_arrays & set(members):
+            return INDEX_ARRAY_DTYPES
+        if not self.moved(members):
+            return COMPUTED_ARRAY_DTYPES
+        allowed = [d for d in MOVED_ARRAY_DTYPES if all(d in self.narrowed.get(m, (d,)) for m in members)]
+        if not allowed:
+            raise TranslationError(f"{self.src.display_file}: {', '.join(members)} are converted to dtypes that "
+                                   "no one dtype of theirs converts to with cutile; state their dtypes")
+        return allowed
+
+    def moved(self, members: list[str]) -> bool:
+        """Whether the launcher takes these arrays in every dtype the kernel's conversions allow: none
+        stated, none an index array, none computed with."""
+        return not (self.survey or set(members) & (self.int_arrays | self.computed | set(self.user_dtypes)))
 
     def pinned(self, dtype: str) -> str | None:
         """The one dtype `dtype` can be at launch (itself, if concrete), or None. Arrays tied to it

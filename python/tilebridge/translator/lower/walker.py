@@ -9,6 +9,7 @@ import builtins
 import inspect
 import textwrap
 import types
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from . import branches
 from .bindings import Binding, BranchScope, Value
 from .facts import COMPARISONS, assignments, carried_names, with_article
 from .loop_split import split_loop
-from .ops import OPS, lists, tiles
+from .ops import MOVES, OPS, lists, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
 
@@ -396,7 +397,27 @@ class Walker:
         self.frame.scopes.pop()
         out.append(ir.While(None if forever else cond.expr, body, node.lineno))
 
+    @contextmanager
+    def operands(self, consumer: str | None):
+        """While the operands of `consumer` are evaluated (a `ct.*` name or a tile method's, or
+        "operator"; None for a helper's call, which passes its arguments on): each tile or scalar
+        they give an operation that does not only move values is one the kernel computes with
+        (`expr`)."""
+        self.state.consumers.append(consumer)
+        try:
+            yield
+        finally:
+            self.state.consumers.pop()
+
     def expr(self, node: ast.expr, out: list[ir.Stmt], hint: str = "v") -> Value:
+        val = self.evaluate(node, out, hint)
+        consumer = self.state.consumers[-1] if self.state.consumers else None
+        if consumer is not None and consumer not in MOVES:
+            self.sem.computes_with(val)
+        return val
+
+    def evaluate(self, node: ast.expr, out: list[ir.Stmt], hint: str) -> Value:
+        """The value of expression `node` (`expr` notes what the operation it is given to does with it)."""
         self.state.lines.add(getattr(node, "lineno", self.state.line))
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (bool, int, float)):
@@ -413,21 +434,22 @@ class Walker:
             return Value("tuple", py=[self.expr(e, out, hint) for e in node.elts])
         if isinstance(node, ast.Attribute):
             return self.attribute(node, out)
-        if isinstance(node, ast.BinOp):
-            return self.observed(node, self.sem.binop(node, self.expr(node.left, out, hint),
-                                                      self.expr(node.right, out, hint), out, hint))
-        if isinstance(node, ast.UnaryOp):
-            return self.observed(node, self.sem.unary(node, self.expr(node.operand, out, hint), out, hint))
         if isinstance(node, ast.Call):
             return self.call(node, out, hint)
-        if isinstance(node, ast.Subscript):
-            return self.subscript(node, out, hint)
-        if isinstance(node, ast.Compare):
-            return self.observed(node, self.compare(node, out, hint))
-        if isinstance(node, ast.BoolOp):
-            return self.boolop(node, out, hint)
-        if isinstance(node, ast.IfExp):
-            return self.ifexp(node, out, hint)
+        with self.operands("operator"):
+            if isinstance(node, ast.BinOp):
+                return self.observed(node, self.sem.binop(node, self.expr(node.left, out, hint),
+                                                          self.expr(node.right, out, hint), out, hint))
+            if isinstance(node, ast.UnaryOp):
+                return self.observed(node, self.sem.unary(node, self.expr(node.operand, out, hint), out, hint))
+            if isinstance(node, ast.Subscript):
+                return self.subscript(node, out, hint)
+            if isinstance(node, ast.Compare):
+                return self.observed(node, self.compare(node, out, hint))
+            if isinstance(node, ast.BoolOp):
+                return self.boolop(node, out, hint)
+            if isinstance(node, ast.IfExp):
+                return self.ifexp(node, out, hint)
         raise self.error(node, f"{type(node).__name__} expressions are not supported yet")
 
     def observed(self, node: ast.expr, val: Value) -> Value:
@@ -595,9 +617,10 @@ class Walker:
     def call(self, node: ast.Call, out: list[ir.Stmt], hint: str) -> Value:
         func = node.func
         if isinstance(func, ast.Attribute):
-            recv = self.expr(func.value, out, hint)
-            if recv.kind == "tile":
-                return tiles.tile_method(self, node, recv, func.attr, out, hint)
+            with self.operands(func.attr):  # the receiver is the method's operand (`t.astype(...)`)
+                recv = self.expr(func.value, out, hint)
+                if recv.kind == "tile":
+                    return self.computed(func.attr, tiles.tile_method(self, node, recv, func.attr, out, hint))
             if recv.kind != "static":
                 raise self.error(node, f"method '{func.attr}' of a {recv.kind} is not supported")
             try:
@@ -612,8 +635,10 @@ class Walker:
             handler = OPS.get(name)
             if handler is None:
                 raise self.error(node, f"ct.{name} is not supported yet")
-            constant = tiles.folded(self, node, name, out, hint)
-            return constant if constant is not None else self.observed(node, handler(self, node, out, hint))
+            with self.operands(name):
+                constant = tiles.folded(self, node, name, out, hint)
+                return constant if constant is not None else self.observed(
+                    node, self.computed(name, handler(self, node, out, hint)))
         if target is len and len(node.args) == 1 and not node.keywords:
             items = self.expr(node.args[0], out)
             if items.kind == "tuple":
@@ -625,12 +650,21 @@ class Walker:
         if target in (min, max):
             if len(node.args) != 2 or node.keywords:
                 raise self.error(node, "builtin min/max take exactly two values here")
-            return tiles.minmax(self, node, out, hint, target.__name__)
+            with self.operands("operator"):
+                return tiles.minmax(self, node, out, hint, target.__name__)
         if isinstance(target, types.FunctionType):
-            return self.inline(node, target, out, hint)
+            with self.operands(None):
+                return self.inline(node, target, out, hint)
         if callable(target):
             raise self.error(node, "calls to this kind of function are not supported")
         raise self.error(node, "this call is not supported")
+
+    def computed(self, op: str, val: Value) -> Value:
+        """`val`, the result of operation `op`: one the kernel computes with unless `op` only moves
+        values (a tile of an array's dtype made by `ct.full`, a gather, an atomic's old values)."""
+        if op not in MOVES:
+            self.sem.computes_with(val)
+        return val
 
     def call_args(self, node: ast.Call, names: list[str], required: int) -> dict[str, ast.expr]:
         """Binds a call's arguments to parameter names, as Python would."""

@@ -34,8 +34,32 @@ fn matmul<'py>(
         let A = launch.input(A, "A", 2)?;
         let B = launch.input(B, "B", 2)?;
         let C = launch.output(C, "C", 2)?;
-        let e0 = launch.same_elem(&[&A, &B], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
-        let e1 = launch.same_elem(&[&C], &[ElemType::F32, ElemType::F16, ElemType::BF16])?;
+        let e0 = launch.same_elem(
+            &[&A, &B],
+            &[
+                ElemType::F32,
+                ElemType::F16,
+                ElemType::BF16,
+                ElemType::F8E4M3FN,
+                ElemType::F8E5M2,
+            ],
+        )?;
+        let e1 = launch.same_elem(
+            &[&C],
+            &[
+                ElemType::F32,
+                ElemType::F16,
+                ElemType::BF16,
+                ElemType::F64,
+                ElemType::I32,
+                ElemType::I64,
+                ElemType::I16,
+                ElemType::I8,
+                ElemType::U8,
+                ElemType::F8E4M3FN,
+                ElemType::F8E5M2,
+            ],
+        )?;
         check_tile_dim("matmul", "TM", TM)?;
         check_tile_dim("matmul", "TN", TN)?;
         check_tile_dim("matmul", "TK", TK)?;

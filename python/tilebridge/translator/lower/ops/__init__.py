@@ -3,6 +3,6 @@
 atomic updates of array elements in `atomics`, tile and scalar operations in `tiles`."""
 
 from . import atomics, lists, memory, pointers, tiles
-from .registry import OPS, ct_op
+from .registry import MOVES, OPS, ct_op
 
-__all__ = ["OPS", "ct_op", "atomics", "lists", "memory", "pointers", "tiles"]
+__all__ = ["MOVES", "OPS", "ct_op", "atomics", "lists", "memory", "pointers", "tiles"]

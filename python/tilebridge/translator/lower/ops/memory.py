@@ -99,7 +99,7 @@ def _padding(w: Walker, node: ast.expr | None, out: list[ir.Stmt]) -> str | None
     return PADDING[mode]
 
 
-@ct_op("load")
+@ct_op("load", moves=True)
 def ct_load(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma"], 3)
     array = array_arg(w, args["array"], out)
@@ -123,6 +123,8 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
     padding = _padding(w, args.get("padding_mode"), out)
     if not w.state.read_and_written(array) and padding == "padding::Zero":
         padding = None  # the plain partition pads with zero
+    if padding not in (None, "padding::Zero"):  # NaN, an infinity, -0.0: a float's padding
+        w.sem.computes_with(Value("tile", ir.TileType(f"${array.name}", ())))
     if order is not None and padding is not None:
         raise w.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
     idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
@@ -216,7 +218,7 @@ def _named_index(w: Walker, items: typing.Iterable[ir.Expr], out: list[ir.Stmt])
                           w.sem.bind_temp(out, "index", ir.ScalarType("i32"), e).expr for e in items))
 
 
-@ct_op("store")
+@ct_op("store", moves=True)
 def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
     array = array_arg(w, args["array"], out)
@@ -421,6 +423,7 @@ def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.St
         return tile
     if td in w.state.promoted:
         w.state.promoted_stores.append((f"${array.name}", td))
+        w.sem.computes_with(Value("tile", ir.TileType(f"${array.name}", ())))  # its dtype takes part in the promotion
         return w.sem.bind_temp(out, f"{rust_name(array.name)}_cast", ir.TileType(f"${array.name}", tile.shape),
                                ir.Call("convert_tile", (tile.expr,)))
     # cuTile Python casts a stored tile only where no precision is lost; an f32 tile stored into an

@@ -19,17 +19,24 @@ if TYPE_CHECKING:
 Handler = Callable[["Walker", ast.Call, list[ir.Stmt], str], Value]
 
 OPS: dict[str, Handler] = {}
+# The operations that only move their operands' values (a load, a store, a reshape, an `astype`, an
+# mma's operands): the arrays whose values nothing else takes are "moved", and their launchers take
+# any dtype (`KernelState.default_dtypes`); every other operation computes with its operands.
+MOVES: set[str] = set()
 
 
-def register(name: str, handler: Handler) -> None:
+def register(name: str, handler: Handler, moves: bool = False) -> None:
     if name in OPS:
         raise ValueError(f"ct.{name} has two handlers")
     OPS[name] = handler
+    if moves:
+        MOVES.add(name)
 
 
-def ct_op(name: str) -> Callable[[Handler], Handler]:
-    """Registers the decorated function as the handler of `ct.<name>`."""
+def ct_op(name: str, moves: bool = False) -> Callable[[Handler], Handler]:
+    """Registers the decorated function as the handler of `ct.<name>`; `moves`: the operation only
+    moves its operands' values, whatever their dtype (see `MOVES`)."""
     def decorate(handler: Handler) -> Handler:
-        register(name, handler)
+        register(name, handler, moves)
         return handler
     return decorate

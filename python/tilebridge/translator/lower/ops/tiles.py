@@ -123,7 +123,7 @@ def ct_num_blocks(w: Walker, node: ast.Call, out, hint) -> Value:
     return Value("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_num_tile_blocks"), str(axis)), nonneg=True)
 
 
-@ct_op("astype")
+@ct_op("astype", moves=True)
 def ct_astype(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "dtype"], 2)
     x, dtype = w.expr(args["x"], out, hint), w.dtype_arg(args["dtype"], out)
@@ -380,7 +380,7 @@ def _filled(w: Walker, node, shape_node, fill: Value, dtype_node, out, hint) -> 
     return w.sem.bind_temp(out, hint, tile.type, tile.expr)
 
 
-@ct_op("mma")
+@ct_op("mma", moves=True)
 def ct_mma(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "y", "acc"], 3)
     a, b, acc = (w.tile_arg(args[k], out, hint) for k in ("x", "y", "acc"))
@@ -435,7 +435,7 @@ def ct_where(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.sem.bind_temp(out, hint, ir.TileType(type_.dtype, shape), ir.Call("select", (cond.expr, va.expr, vb.expr)))
 
 
-@ct_op("reshape")
+@ct_op("reshape", moves=True)
 def ct_reshape(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "shape"], 2)
     x = w.tile_arg(args["x"], out, hint)
@@ -443,7 +443,7 @@ def ct_reshape(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
 
 
-@ct_op("expand_dims")
+@ct_op("expand_dims", moves=True)
 def ct_expand_dims(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "axis"], 2)
     x = w.tile_arg(args["x"], out, hint)
@@ -456,7 +456,7 @@ def ct_expand_dims(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
 
 
-@ct_op("permute")
+@ct_op("permute", moves=True)
 def ct_permute(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "axes"], 2)
     x = w.tile_arg(args["x"], out, hint)
@@ -474,7 +474,7 @@ def _permuted(w: Walker, x: Value, axes: list[int], out, hint) -> Value:
                            ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
 
 
-@ct_op("transpose")
+@ct_op("transpose", moves=True)
 def ct_transpose(w: Walker, node: ast.Call, out, hint) -> Value:
     """Swaps two axes (a 2-D tile's two without axis0/axis1): `.transpose()` in 2-D, a permute else."""
     args = w.call_args(node, ["x", "axis0", "axis1"], 1)
