@@ -479,7 +479,7 @@ def test_compile_error_is_a_python_exception(examples_ext, monkeypatch):
 
 
 @pytest.mark.parametrize("target", ["examples", "control_flow", "math_ops", "checked_ops", "unchecked_stores",
-                                    "gathers", "language", "mixed_dtypes"])
+                                    "gathers", "language", "mixed_dtypes", "any_dtype"])
 def test_generated_crates_build_without_compiler_warnings(examples_ext, target):
     """rustc warns about nothing in a generated crate (the build log's warnings; TileGym's crates
     are held to the same in tests/test_coverage.py). Built by the tests above: found, not rebuilt."""
@@ -601,3 +601,63 @@ def test_launch_time_hints(examples_ext):
         examples_ext.vector_add((4,), *fakes(), TILE=1024, hints=(0, None, None))
     with pytest.raises(tb.DeviceError, match="no CUDA driver"):  # accepted: it got as far as the device
         examples_ext.vector_add((4,), *fakes(), TILE=1024, hints=(2, 1, None))
+
+
+def test_moved_arrays_take_any_dtype_unstated(monkeypatch):
+    """Arrays a kernel only moves take every dtype cuTile Python accepts there, none stated (fp8
+    operands of an mma, int8 ones with their int32 accumulator, any float quantized to any
+    integer, bools copied), while arrays it computes with keep f32, f16 and bf16; the new dtypes
+    reach sm_90 cubins with the very conversions and mma cuTile Python emits (its own Tile IR at
+    the same specialization: signedness, accumulator), and a launch with one is let through."""
+    path = REPO / "tests" / "fixtures" / "any_dtype.py"
+    ext = tb.build(path, quiet=True)
+    meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
+    assert {"f8e4m3fn", "f8e5m2", "bf16"} <= set(meta["batched_mma"].dtypes["E0"])
+    assert "f64" not in meta["batched_mma"].dtypes["E0"]  # cuTile Python accumulates f64 in f64 only
+    assert meta["int8_mma"].dtypes["E0"] == ["i8", "u8"] and "i32" in meta["int8_mma"].dtypes["E1"]
+    assert {"i8", "u8", "i16"} <= set(meta["quantize"].dtypes["E1"])
+    assert "bool" in meta["tile_copy"].dtypes["E0"] and "bool" not in meta["quantize"].dtypes["E0"]  # cutile converts no bool
+    examples = ExtensionMetadata.from_json(tb.build([str(p) for p in EXAMPLES], module="tilebridge_examples",
+                                                    quiet=True).__tilebridge__).kernels
+    assert examples["vector_add"].dtypes["E0"] == ["f32", "f16", "bf16"]  # computed with: as before
+
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    from tilebridge.translator.frontend import import_file
+
+    kernels = import_file(path)
+    rows, cube = [-1, 1], [-1, -1, 1]
+
+    def converted(ir: str) -> list[str]:
+        return sorted({re.sub(r"\s+", " ", re.sub(r"%[\w.-]+", "%v", line)).strip().lower()
+                       for line in ir.splitlines() if re.search(r"= (itof|ftoi|ftof|exti|trunci|mmai|mmaf) ", line)})
+
+    # Each class at each dtype its launcher takes (the others at their first): cuTile Python accepts
+    # the specialization and converts and multiplies exactly so; six of them through tileiras too.
+    through_cubin = {("batched_mma", "f8e4m3fn", "f32"), ("batched_mma", "f8e5m2", "f32"), ("int8_mma", "i8", "i32"),
+                     ("quantize", "f32", "i8"), ("dequantize", "u8", "f32"), ("tile_copy", "bool")}
+    compared = 0
+    for name, consts, stride in (("batched_mma", [64, 64, 32], cube), ("int8_mma", [64, 64, 32], rows),
+                                 ("quantize", [256], [1]), ("dequantize", [256], [1]), ("tile_copy", [64, 64], rows)):
+        classes = meta[name].dtypes
+        first = {c: allowed[0] for c, allowed in classes.items()}
+        arrays = [p for p in meta[name].params if p.kind == "array"]
+        for bound in [dict(t) for t in dict.fromkeys(tuple({**first, c: d}.items())
+                                                       for c, allowed in classes.items() for d in allowed)]:
+            dtypes = list(bound.values())  # in the generics' order
+            ir, bytecode = ext._compile_only(name, dtypes + [str(c) for c in consts],
+                                             [(a.name, stride) for a in arrays], "sm_90")
+            signature = [("array", bound[a.dtype_class], stride) for a in arrays] + [("scalar", "f32")] * (
+                name in ("quantize", "dequantize")) + [("constant", c) for c in consts]
+            theirs = coverage.python_tile_ir(getattr(kernels, name), coverage.Specialization([], [], signature))
+            assert converted(ir) == converted(theirs), (name, dtypes)
+            compared += 1
+            if (name, *dtypes) in through_cubin:
+                coverage.cubin(bytecode)
+                through_cubin.remove((name, *dtypes))
+    assert not through_cubin and compared >= 40, (through_cubin, compared)
+    with pytest.raises(tb.DeviceError):  # int8 operands past every check, as none stated them
+        ext.int8_mma((1, 1), FakeCudaArray((64, 128), "|i1"), FakeCudaArray((128, 64), "|i1", ptr=0x7100_0000),
+                     FakeCudaArray((64, 64), "<i4", ptr=0x7200_0000), TM=64, TN=64, TK=32)
+    with pytest.raises(tb.ArgumentError, match="A"):  # f32 operands: cuTile Python's int32 accumulator refuses them
+        ext.int8_mma((1, 1), FakeCudaArray((64, 128)), FakeCudaArray((128, 64), ptr=0x7100_0000),
+                     FakeCudaArray((64, 64), "<i4", ptr=0x7200_0000), TM=64, TN=64, TK=32)

@@ -7,7 +7,7 @@ import pytest
 # The fixture files with cases, built into one extension: tilebridge build <these> -m tilebridge_fixtures
 FIXTURES = [Path(__file__).resolve().parents[1] / "fixtures" / f"{name}.py"
             for name in ("checked_ops", "control_flow", "gathers", "language", "math_ops", "mixed_dtypes",
-                         "unchecked_stores")]
+                         "unchecked_stores", "any_dtype")]
 
 
 def load_current(module, sources, launches=None, aot=()):

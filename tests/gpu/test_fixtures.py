@@ -5,7 +5,8 @@ lists of arrays (checked_ops); constant and runtime branches, early exits (contr
 rounding modes, hints, integer division and remainder, tf32 mma (math_ops); gathers and scatters
 (gathers); grid-stride loops and unchecked stores (unchecked_stores); powers, broadcasts, `while True`
 with break and continue, ct.static_iter, `in`, bool parameters and atomics (language); arrays of
-different dtypes promoted per launch (mixed_dtypes)."""
+different dtypes promoted per launch (mixed_dtypes); fp8 and int8 matmuls, int8 quantization and
+copies of bools, launched with no dtype stated at build (any_dtype)."""
 
 import pytest
 
@@ -15,7 +16,7 @@ from installed import FIXTURES
 
 # Cases per file: a case that stops being yielded (or run) must not pass unnoticed.
 CASES = {"checked_ops": 14, "control_flow": 19, "math_ops": 12, "gathers": 6, "unchecked_stores": 5, "language": 11,
-         "mixed_dtypes": 13}
+         "mixed_dtypes": 13, "any_dtype": 12}
 # Every case must be bitwise: the exact ones are chosen so (small integers, one rounding per value),
 # and the others (exp, approximate division and tanh, tf32 mma of random values) compile to the same
 # operations as cuTile Python's, which the H200 round of 2026-12-04 showed bitwise. A tolerance would
