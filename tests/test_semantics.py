@@ -6,6 +6,7 @@ import textwrap
 import pytest
 
 import tilebridge as tb
+from tilebridge import dtypes
 from tilebridge.translator import frontend, ir, lower
 
 pytest.importorskip("cuda.tile")
@@ -208,3 +209,20 @@ def test_too_many_independent_dtypes_ask_for_the_dtypes(tmp_path):
         params=", ".join(names) + ", y, TILE: ct.Constant[int]")
     assert [c.moved for c in moved.dtype_classes] == [True] * 11
     assert moved.product_count() == 11 ** 10  # y holds what is stored into it: f32
+
+
+def test_only_moved_arrays_take_every_dtype(tmp_path):
+    """An array whose values are only loaded and stored takes every dtype; one the kernel computes
+    with, loads with a float's padding or stores a number into keeps the floats its rules are
+    written for (a number spelled as an f32 literal would not be cuTile Python's f64 or int64)."""
+    k = lowered(tmp_path, "t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n"
+                          "ct.store(y, index=(ct.bid(0),), tile=t)\n"
+                          "ct.store(z, index=(ct.bid(0),), tile=0.1)\n"
+                          "p = ct.load(w, index=(ct.bid(0),), shape=(TILE,), padding_mode=ct.PaddingMode.NEG_INF)\n"
+                          "ct.store(v, index=(ct.bid(0),), tile=ct.exp(ct.load(u, index=(ct.bid(0),), shape=(TILE,))))\n"
+                          "ct.store(q, index=(ct.bid(0),), tile=p.astype(ct.float32))\n",
+                params="x, y, z, w, u, v, q, TILE: ct.Constant[int]")
+    allowed = {tuple(c.arrays): (c.moved, c.allowed) for c in k.dtype_classes}
+    assert allowed[("x", "y")] == (True, list(dtypes.ARRAY_DTYPES))
+    for computed in (("z",), ("w",), ("u", "v")):
+        assert allowed[computed] == (False, ["f32", "f16", "bf16"]), computed

@@ -273,6 +273,10 @@ def _stored(w: Walker, node: ast.Call, tile: Value, array: ir.ArrayParam, rank: 
     """What ct.store stores: a scalar or a number as a 0-d tile (a number of the array's dtype), and
     a 0-d tile as a block of ones of the index's rank, as cuTile Python reshapes it."""
     hint = f"{rust_name(array.name)}_tile"
+    if tile.kind == "const":
+        # a number of the array's dtype: the translation spells it as cuTile Python does for floats
+        # narrower than f64 (an f32 literal), so the array is one the kernel computes with
+        w.sem.computes_with(Value("tile", ir.TileType(f"${array.name}", ())))
     if tile.kind == "scalar" or (tile.kind == "const" and type(tile.py) in (int, float)):
         tile = w.sem.splat(tile, tile.dtype if tile.kind == "scalar" else f"${array.name}", (), out, hint, node)
     if tile.kind != "tile" or tile.shape != () or not rank:
