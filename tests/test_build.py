@@ -156,9 +156,9 @@ def test_cubins_at_build_compile_every_checked_specialization_or_name_what_fails
     (fake / "bin" / "tileiras").write_text("#!/bin/sh\necho 'error: this tileiras refuses everything' >&2\nexit 1\n")
     (fake / "bin" / "tileiras").chmod(0o755)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(fake))
-    with pytest.raises(tb.BuildError, match=r"(?s)48 of 48 specializations of tilebridge_examples do not compile.*"
+    with pytest.raises(tb.BuildError, match=r"(?s)109 of 109 specializations of tilebridge_examples do not compile.*"
                                             r"kernel `group_rotate` at f32, f32, 64, 64, 1056964608: \w+Error: .*this tileiras "
-                                            r"refuses everything.*and 43 more"):
+                                            r"refuses everything.*and 104 more"):
         tbuild.build(target, module="tilebridge_examples", install=False, quiet=True, cubins=True)
 
 
@@ -661,3 +661,31 @@ def test_moved_arrays_take_any_dtype_unstated(monkeypatch):
     with pytest.raises(tb.ArgumentError, match="A"):  # f32 operands: cuTile Python's int32 accumulator refuses them
         ext.int8_mma((1, 1), FakeCudaArray((64, 128)), FakeCudaArray((128, 64), ptr=0x7100_0000),
                      FakeCudaArray((64, 64), "<i4", ptr=0x7200_0000), TM=64, TN=64, TK=32)
+
+
+def test_tile_shapes_computed_from_constants(monkeypatch):
+    """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
+    the launcher computes from the constants, refusing one that is not a positive power of two; the
+    Tile IR has the tile cuTile Python's has at the same constants."""
+    path = REPO / "tests" / "fixtures" / "language.py"
+    ext = tb.build(path, quiet=True)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    from tilebridge.translator.frontend import import_file
+
+    kernels = import_file(path)
+    for name, generics, strides, signature, tile in (
+            ("swap_halves", ["f32", "64", "32"], [("x", [-1, 1]), ("y", [-1, 1])],
+             [("array", "f32", [-1, 1])] * 2 + [("constant", 64)], "tile<1x32xf32>"),
+            ("product_tiles", ["f16", "64", "4", "128"], [("x", [1]), ("y", [1])],
+             [("array", "f16", [1])] * 2 + [("constant", 64), ("constant", 4)], "tile<128xf16>")):
+        ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
+        theirs = coverage.python_tile_ir(getattr(kernels, name), coverage.Specialization([], [], signature))
+        assert tile in ir and tile in theirs, name
+        coverage.cubin(bytecode)
+    x, y = FakeCudaArray((8, 64)), FakeCudaArray((8, 64), ptr=0x7100_0000)
+    with pytest.raises(tb.ArgumentError, match="the tile dimension half must be a positive power of two"):
+        ext.swap_halves((8,), x, y, N=6)
+    with pytest.raises(tb.ArgumentError, match=r"the tile dimension T \* K // 2 must be a positive power of two"):
+        ext.product_tiles((8,), FakeCudaArray((4096,)), FakeCudaArray((4096,), ptr=0x7100_0000), T=64, K=0)
+    with pytest.raises(tb.DeviceError):  # past every check
+        ext.swap_halves((8,), x, y, N=64)

@@ -116,7 +116,6 @@ def _marked_line(kernel_name: str) -> int:
     ("gather", "indices must be integers"),
     ("permuted_load", "both order= and a non-zero padding_mode"),
     ("conditional_expression", "must choose between scalars"),
-    ("computed_shape", "tile shapes must be"),
     ("mixed_array_dtypes", "astype"),
 ])
 def test_unsupported_constructs_name_file_line_and_construct(kernel_name, construct):

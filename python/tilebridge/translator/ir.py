@@ -421,6 +421,10 @@ class KernelIR:
     # Conditions on ct.Constant values the launcher checks before anything runs: (condition, the
     # message where it fails), from ct.static_assert and from branches that are not translated
     launch_checks: list[tuple["Expr", str]] = field(default_factory=list)
+    # Tile dimensions the kernel computes from ct.Constant values (`N // 2`): each one more const
+    # generic (name, its value as an expression over the constants, the Python it came from), after
+    # every other generic, which the launcher computes from the constants it is given.
+    shape_consts: list[tuple[str, "Expr", str]] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)  # those branches, for the coverage report
     # The dtype of each class (in order) for every launcher variant, where recorded launches chose
     # them (`launches.cover`); None: every combination of the classes' allowed dtypes.

@@ -77,6 +77,7 @@ def launcher_refusal(kir, constants: dict[str, Any]) -> str | None:
     """Why the launcher refuses these ct.Constant values (a static assert, an untranslated branch),
     or None."""
     values = {rust_name(name): value for name, value in constants.items()}
+    values.update({name: evaluate(expr, values) for name, expr, _ in kir.shape_consts})
     for cond, why in kir.launch_checks:
         if evaluate(cond, values) is False:
             return why
@@ -148,6 +149,8 @@ def specialization(kir, args: dict[str, tuple]) -> Specialization:
     # A list's divisibility generics at 1, as cuTile Python's export here assumes none either.
     consts += ["1" for a in kir.arrays if a.listed for _ in ir.list_divisors(a)]
     consts += [str(ir.float_bits(args[p.name][1])) for p in kir.float_consts]
+    values = {rust_name(c.name): args[c.name][1] for c in kir.consts}
+    consts += [str(evaluate(expr, values)) for _, expr, _ in kir.shape_consts]
     return Specialization(list(bound.values()) + consts,
                           # A list's own tensor is its table, whose rows are contiguous.
                           [(a.name, [-1, 1] if a.listed else args[a.name][2]) for a in kir.arrays],

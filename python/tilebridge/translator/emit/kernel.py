@@ -80,6 +80,7 @@ def entry(kernel: ir.KernelIR) -> dict:
     generics += [f"const {rust_name(c.name)}: {c.kind}" for c in kernel.consts]
     generics += [f"const {d}: i32" for p in kernel.arrays if p.listed for d in ir.list_divisors(p)]
     generics += [f"const {rust_name(p.name)}_BITS: i32" for p in kernel.float_consts]
+    generics += [f"const {name}: i32" for name, _, _ in kernel.shape_consts]
     params = []
     for p in kernel.runtime_params:
         if isinstance(p, ir.ArrayParam):

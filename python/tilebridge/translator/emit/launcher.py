@@ -94,6 +94,9 @@ def launcher(kernel: ir.KernelIR) -> dict:
               if _checks_tile_dim(c)]
     checks += [f'check_positive("{shown}", "{c.name}", {rust_name(c.name)})?;' for c in kernel.consts
                if _checks_positive(c)]
+    # tile dimensions computed from the constants (divisors checked positive above; each checked a
+    # positive power of two below, where the kernel takes the branch that uses it)
+    checks += [f"let {name}: i32 = {rust_expr(expr)}; // {text}" for name, expr, text in kernel.shape_consts]
     for cond, why in kernel.launch_checks:
         message = json.dumps(f"kernel `{shown}`: {why}")
         checks.append(f"if !({rust_expr(cond)}) {{ return Err(tilebridge_runtime::error::argument({message})); }}")
@@ -255,6 +258,7 @@ def submission(kernel: ir.KernelIR) -> dict:
         generics += [f"Generic::Int({rust_name(p.name)}_divisors[{i}] as i64)" for p in kernel.arrays if p.listed
                      for i in range(len(ir.list_divisors(p)))]
     generics += [f"Generic::Int({rust_name(p.name)}.to_bits() as i32 as i64)" for p in kernel.float_consts]
+    generics += [f"Generic::Int({name} as i64)" for name, _, _ in kernel.shape_consts]
     return {"entry": f"{kernel.name}_entry", "prepare": prepare, "generics": generics, "params": args}
 
 

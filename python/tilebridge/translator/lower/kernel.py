@@ -91,6 +91,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
         promoted=promoted,
         same_promotions=same,
         launch_checks=list(w.state.launch_checks),
+        shape_consts=[(name, expr, text) for name, (expr, text) in w.state.shape_consts.items()],
         refusals=list(w.state.refusals),
         in_place=in_place_pairs(w.state),
         typed=[replace(t, type=resolve_type(t.type, names)) for t in w.state.typed],

@@ -37,7 +37,7 @@ class Frame:
 # restored whole, and lists that only grow (cut back to their length).
 RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "promoted",
             "promoted_stores", "partitions", "mutable_views", "branch_conflicts", "sites", "site_steps",
-            "pointer_tokens", "computed_seen", "narrowed")
+            "pointer_tokens", "computed_seen", "narrowed", "shape_consts")
 GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses", "typed")
 
 
@@ -103,6 +103,8 @@ class KernelState:
         self.sites: dict[tuple[str, str], set[tuple]] = {}
         self.site_steps: dict[tuple[str, str], set[int]] = {}  # loops that move every access's index
         self.scalar_defs: dict[str, ir.Expr] = {}  # a scalar `let` (not loop-carried) -> its value
+        # tile dimensions computed from ct.Constant values: generic name -> (value, Python text)
+        self.shape_consts: dict[str, tuple[ir.Expr, str]] = {}
         self.temp_defs: dict[str, ir.Expr] = {}  # a temporary -> its value (bound once, never reassigned)
         # What a branch knows of ct.Constant values: conditions on them (-> bool), and values
         # (`ir.Var` of the constant -> int) where a condition says `N == 1` or `N != 1` is false.
@@ -244,6 +246,63 @@ class KernelState:
             cond = ir.Binary("||", ir.Binary("==", taken, ir.Lit("false")), cond)
         if (cond, why) not in self.launch_checks:
             self.launch_checks.append((cond, why))
+
+    def shape_const(self, expr: ir.Expr, text: str) -> str | None:
+        """The const generic standing for a tile dimension the kernel computes from ct.Constant values
+        (`expr`, arithmetic on them through the scalar names bound to it), made where first seen;
+        the launcher computes it and refuses a value that is not a positive power of two. None where
+        `expr` is not such arithmetic."""
+        expr = self.on_constants_through_names(expr)
+        if expr is None:
+            return None
+        for name, (known, _) in self.shape_consts.items():
+            if known == expr:
+                return name
+        words = {"+": "PLUS", "-": "MINUS", "*": "TIMES", "/": "DIV", "%": "MOD"}
+
+        def spelled(e: ir.Expr) -> str:
+            if isinstance(e, ir.Binary):
+                return f"{spelled(e.lhs)}_{words[e.op]}_{spelled(e.rhs)}"
+            return e.name if isinstance(e, ir.Var) else e.text.removesuffix("i32")
+
+        name = self.fresh(spelled(expr).upper())
+        self.shape_consts[name] = (expr, text)
+        dim = ir.Var(name)
+        self.launch_check(ir.Binary("&&", ir.Binary(">", dim, ir.Lit("0i32")), ir.Binary(
+            "==", ir.Binary("&", dim, ir.Binary("-", dim, ir.Lit("1i32"))), ir.Lit("0i32"))),
+                          f"the tile dimension {text} must be a positive power of two")
+        return name
+
+    def on_constants_through_names(self, expr: ir.Expr, depth: int = 0) -> ir.Expr | None:
+        """`expr` as arithmetic on ct.Constant values and literals (+, -, *, // and % by a literal
+        or a constant, which the launcher then checks positive), through the scalar names and 0-d
+        tiles it is bound to; None where it is anything else. Python's `//` (Tile IR's `divi`
+        toward negative infinity) is written as Rust's truncating `/`: the two agree wherever the
+        quotient is positive, the only values a tile dimension may take."""
+        if depth > 24:
+            return None
+        if isinstance(expr, ir.Var) and (expr.name in self.scalar_defs or expr.name in self.temp_defs):
+            return self.on_constants_through_names(self.scalar_defs.get(expr.name, self.temp_defs.get(expr.name)),
+                                                   depth + 1)
+        if isinstance(expr, ir.Call) and expr.func in ("convert_scalar", "tile_to_scalar", "scalar_to_tile"):
+            return self.on_constants_through_names(expr.args[0], depth + 1)
+        if isinstance(expr, ir.Call) and expr.func == "divi" and expr.args[2] == ir.Lit("rounding::NegativeInf"):
+            expr = ir.Binary("/", *expr.args[:2])
+        if isinstance(expr, ir.Binary) and expr.op in ("+", "-", "*", "/", "%"):
+            lhs = self.on_constants_through_names(expr.lhs, depth + 1)
+            rhs = self.on_constants_through_names(expr.rhs, depth + 1)
+            if lhs is None or rhs is None:
+                return None
+            if expr.op in ("/", "%"):
+                divisors = [p for p in self.params if isinstance(p, ir.ConstParam) and ir.Var(rust_name(p.name)) == rhs]
+                if not divisors and not (isinstance(rhs, ir.Lit) and rhs.text not in ("0i32", "-0i32")):
+                    return None  # a divisor that could be zero
+                for p in divisors:
+                    p.positive = True  # the launcher checks it before it divides
+            return ir.Binary(expr.op, lhs, rhs)
+        if isinstance(expr, ir.Lit) and expr.text.endswith("i32") or isinstance(expr, ir.Var) and self.on_constants(expr):
+            return expr
+        return None
 
     def on_constants(self, expr: ir.Expr) -> bool:
         """Whether `expr` is made of literals and ct.Constant parameters only."""

@@ -601,6 +601,9 @@ class Walker:
             elif item.kind == "scalar" and item.dim is not None:
                 dims.append(item.dim)
                 self.state.mark_tile_dim(item.dim)
+            elif item.kind == "scalar" and item.dtype == "i32" and (name := self.state.shape_const(
+                    item.expr, ast.unparse(node.elts[len(dims)] if isinstance(node, ast.Tuple) else node))):
+                dims.append(name)  # computed from ct.Constant values: a const generic the launcher computes
             else:
                 raise self.error(node, "tile shapes must be made of positive integer literals and ct.Constant[int] "
                                        "parameters")
