@@ -677,10 +677,18 @@ def test_tile_shapes_computed_from_constants(monkeypatch):
             ("swap_halves", ["f32", "64", "32"], [("x", [-1, 1]), ("y", [-1, 1])],
              [("array", "f32", [-1, 1])] * 2 + [("constant", 64)], "tile<1x32xf32>"),
             ("product_tiles", ["f16", "64", "4", "128"], [("x", [1]), ("y", [1])],
-             [("array", "f16", [1])] * 2 + [("constant", 64), ("constant", 4)], "tile<128xf16>")):
+             [("array", "f16", [1])] * 2 + [("constant", 64), ("constant", 4)], "tile<128xf16>"),
+            # ct.cat: (1, T) and (1, T) into (1, 2 * T), another computed dimension
+            ("joined", ["bf16", "32", "64"], [("x", [-1, 1]), ("y", [-1, 1])],
+             [("array", "bf16", [-1, 1])] * 2 + [("constant", 32)], "tile<1x64xbf16>"),
+            ("stacked", ["f32", "64"], [("x", [-1, 1]), ("y", [-1, 1])],
+             [("array", "f32", [-1, 1])] * 2 + [("constant", 64)], "tile<2x64xf32>")):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
         theirs = coverage.python_tile_ir(getattr(kernels, name), coverage.Specialization([], [], signature))
         assert tile in ir and tile in theirs, name
+        cats = [sorted(re.sub(r"\s+", " ", re.sub(r"%[\w.-]+", "%v", line)).strip() for line in text.splitlines()
+                       if "= cat " in line) for text in (ir, theirs)]
+        assert cats[0] == cats[1], (name, cats)
         coverage.cubin(bytecode)
     x, y = FakeCudaArray((8, 64)), FakeCudaArray((8, 64), ptr=0x7100_0000)
     with pytest.raises(tb.ArgumentError, match="the tile dimension half must be a positive power of two"):

@@ -281,6 +281,8 @@ class KernelState:
         quotient is positive, the only values a tile dimension may take."""
         if depth > 24:
             return None
+        if isinstance(expr, ir.Var) and expr.name in self.shape_consts:
+            return self.shape_consts[expr.name][0]
         if isinstance(expr, ir.Var) and (expr.name in self.scalar_defs or expr.name in self.temp_defs):
             return self.on_constants_through_names(self.scalar_defs.get(expr.name, self.temp_defs.get(expr.name)),
                                                    depth + 1)

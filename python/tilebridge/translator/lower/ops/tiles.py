@@ -443,6 +443,33 @@ def ct_reshape(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
 
 
+@ct_op("cat", moves=True)
+def ct_cat(w: Walker, node: ast.Call, out, hint) -> Value:
+    """`ct.cat((a, b), axis)`: two tiles of one shape (cuTile Python's rule, as tile dimensions are
+    powers of two) end to end along `axis`; a dimension that is a constant doubles into one more
+    const generic (`2 * T`), which the launcher computes."""
+    args = w.call_args(node, ["tiles", "axis"], 2)
+    pair = w.expr(args["tiles"], out, hint)
+    if pair.kind != "tuple" or len(pair.py) != 2:
+        raise w.error(node, "ct.cat takes a pair of tiles")
+    a, b = (w.as_tile(v, args["tiles"], out, hint) for v in pair.py)
+    if a.shape != b.shape:
+        raise w.error(node, f"ct.cat of tiles of shapes {a.shape} and {b.shape}: cuTile Python concatenates tiles "
+                            "of one shape")
+    rank = len(a.shape)
+    axis = w.sem.int_const(w.expr(args["axis"], out), node)
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        raise w.error(node, f"axis {axis} is out of range for a rank-{rank} tile")
+    dtype = w.sem.common_dtype(a.dtype, b.dtype, node)
+    a, b = w.sem.convert(a, dtype, out, hint), w.sem.convert(b, dtype, out, hint)
+    dim = a.shape[axis]
+    doubled = 2 * dim if isinstance(dim, int) else w.state.shape_const(
+        ir.Binary("*", ir.Var(dim), ir.Lit("2i32")), f"2 * {dim}")
+    shape = a.shape[:axis] + (doubled,) + a.shape[axis + 1:]
+    return w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("cat", (a.expr, b.expr, ir.Lit(f"{axis}i32"))))
+
+
 @ct_op("expand_dims", moves=True)
 def ct_expand_dims(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "axis"], 2)
