@@ -561,6 +561,35 @@ def ct_pow(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.expr(ast.copy_location(ast.BinOp(left=args["x"], op=ast.Pow(), right=args["y"]), node), out, hint)
 
 
+def _as_operator(op: ast.operator | ast.cmpop):
+    """The handler of a function cuTile Python documents as an operator's (`ct.floordiv(x, y)` is
+    `x // y`, `ct.less(x, y)` is `x < y`): the operator's lowering, on the same operands."""
+    def handler(w: Walker, node: ast.Call, out, hint) -> Value:
+        args = w.call_args(node, ["x", "y"], 2)
+        if isinstance(op, ast.operator):
+            expr = ast.BinOp(left=args["x"], op=op, right=args["y"])
+        else:
+            expr = ast.Compare(left=args["x"], ops=[op], comparators=[args["y"]])
+        return w.expr(ast.copy_location(expr, node), out, hint)
+    return handler
+
+
+for _name, _op in (("floordiv", ast.FloorDiv()), ("mod", ast.Mod()), ("equal", ast.Eq()), ("not_equal", ast.NotEq()),
+                   ("less", ast.Lt()), ("less_equal", ast.LtE()), ("greater", ast.Gt()),
+                   ("greater_equal", ast.GtE())):
+    register(_name, _as_operator(_op))
+
+
+@ct_op("divmod")
+def ct_divmod(w: Walker, node: ast.Call, out, hint) -> Value:
+    """`(x // y, x % y)`, each operand evaluated once."""
+    args = w.call_args(node, ["x", "y"], 2)
+    x, y = (w.expr(args[k], out, hint) for k in ("x", "y"))
+    x, y = (w.sem.named(v, out, hint) if v.kind in ("tile", "scalar") else v for v in (x, y))
+    return Value("tuple", py=[w.sem.binop(ast.copy_location(ast.BinOp(left=args["x"], op=op, right=args["y"]), node),
+                                          x, y, out, hint) for op in (ast.FloorDiv(), ast.Mod())])
+
+
 @ct_op("broadcast_to")
 def ct_broadcast_to(w: Walker, node: ast.Call, out, hint) -> Value:
     """`x` broadcast to `shape` (numpy's rules: leading axes added, axes of 1 stretched)."""
