@@ -22,7 +22,7 @@ from . import branches
 from .bindings import Binding, BranchScope, Value
 from .facts import COMPARISONS, assignments, carried_names, with_article
 from .loop_split import split_loop
-from .ops import MOVES, OPS, lists, tiles
+from .ops import MOVES, OPS, lists, public_names, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
 
@@ -637,7 +637,7 @@ class Walker:
         if module.startswith("cuda.tile") and name:
             handler = OPS.get(name)
             if handler is None:
-                raise self.error(node, f"ct.{name} is not supported yet")
+                raise self.error(node, f"ct.{name} is not supported: {public_names.status(name)[1]}")
             with self.operands(name):
                 constant = tiles.folded(self, node, name, out, hint)
                 return constant if constant is not None else self.observed(

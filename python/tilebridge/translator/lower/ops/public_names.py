@@ -1,0 +1,61 @@
+"""Every public name of `cuda.tile` and what the translator does with it: lowered by a handler of the
+op table (`OPS`), taken elsewhere in the translation (annotations, enums, the decorator, dtypes),
+not a kernel operation at all (host functions, exceptions), or refused, with the reason its
+`TranslationError` gives. `scripts/language_table.py` writes `docs/language.md` from this."""
+
+from __future__ import annotations
+
+from .... import dtypes
+from .registry import OPS
+
+# Names the translator takes outside the op table, and where.
+ELSEWHERE = {
+    "Constant": "a parameter annotation: a const generic (`ct.Constant[int]`, `[bool]`, `[float]`)",
+    "ConstantAnnotation": "the type of `ct.Constant[...]` annotations",
+    "kernel": "the decorator, and `ct.kernel(f)`: each such function is a kernel",
+    "PaddingMode": "`ct.load`'s `padding_mode` (a padded view; NaN, infinities and -0.0 keep the array a float)",
+    "RoundingMode": "`rounding_mode=` of arithmetic, `astype` and math functions",
+    "MemoryOrder": "the atomics' `memory_order`",
+    "MemoryScope": "the atomics' `memory_scope`",
+    "static_iter": "`for ... in ct.static_iter(...)`: the loop is unrolled",
+    "ByTarget": "kernel hints per target (`num_ctas=ct.ByTarget(sm_100=2, default=1)`)",
+    "ScalarInt64": "a parameter annotation: a 64-bit integer scalar",
+    "DType": "the dtype objects (`x.dtype`, `ct.float16`): dtype classes and tests on them",
+}
+
+# Names that are not operations of a kernel: the host's, or exceptions cuTile Python raises.
+HOST = {"launch", "compilation", "compiler_timeout", "tune", "function", "TileError", "TileCompilerExecutionError",
+        "TileCompilerTimeoutError", "TileInternalError", "TileRecursionError", "TileStaticAssertionError",
+        "TileStaticEvalError", "TileSyntaxError", "TileTypeError", "TileUnsupportedFeatureError", "TileValueError"}
+
+# Why a name is refused, where there is more to say than "not lowered yet".
+REASONS = {
+    "mma_scaled": "cutile 0.5.0 has no block-scaled mma",
+    "argmax": "cutile 0.5.0 has no arg-reduction",
+    "argmin": "cutile 0.5.0 has no arg-reduction",
+    "float4_e2m1fn": "cutile 0.5.0 has no such element type",
+    "float8_e5m3fnu": "cutile 0.5.0 has no such element type",
+    "float8_e8m0fnu": "cutile 0.5.0 has no such element type",
+    "uint16": "the launcher's element types stop at uint8",
+    "uint32": "the launcher's element types stop at uint8",
+    "uint64": "the launcher's element types stop at uint8",
+    "grid_dependency_control_wait": "programmatic dependent launch needs launch attributes cutile 0.5.0 does not set",
+    "grid_dependency_control_launch_dependents": "programmatic dependent launch needs launch attributes cutile "
+                                                 "0.5.0 does not set",
+    "printf": "not lowered yet (cutile 0.5.0's print_tko prints one tile with a fixed string)",
+    "print": "not lowered yet (cutile 0.5.0's print_tko prints one tile with a fixed string)",
+}
+
+
+def status(name: str) -> tuple[str, str]:
+    """(what the translator does with `ct.<name>`, and how or why): "lowered", "elsewhere", "dtype",
+    "host" or "refused"."""
+    if name in OPS:
+        return "lowered", f"`lower.ops.{OPS[name].__module__.rsplit('.', 1)[-1]}`"
+    if name in ELSEWHERE:
+        return "elsewhere", ELSEWHERE[name]
+    if dtypes.from_cutile_python(name) is not None:
+        return "dtype", f"`{dtypes.from_cutile_python(name)}`"
+    if name in HOST:
+        return "host", "not a kernel operation"
+    return "refused", REASONS.get(name, "not lowered yet")
