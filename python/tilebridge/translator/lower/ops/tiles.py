@@ -8,6 +8,7 @@ import math
 import struct
 from typing import TYPE_CHECKING
 
+from .... import dtypes
 from ... import ir, module_items
 from ....dtypes import FLOAT_RANK
 from ...rust_syntax import float_literal, rust_name
@@ -578,6 +579,48 @@ for _name, _op in (("floordiv", ast.FloorDiv()), ("mod", ast.Mod()), ("equal", a
                    ("less", ast.Lt()), ("less_equal", ast.LtE()), ("greater", ast.Gt()),
                    ("greater_equal", ast.GtE())):
     register(_name, _as_operator(_op))
+
+
+@ct_op("atan2")
+def ct_atan2(w: Walker, node: ast.Call, out, hint) -> Value:
+    """The quadrant-correct arc tangent of `x1 / x2`, of float tiles promoted together."""
+    args = w.call_args(node, ["x1", "x2"], 2)
+    x1, x2 = (w.as_tile(w.expr(args[k], out, hint), args[k], out, hint, numbers=True) for k in ("x1", "x2"))
+    type_, a, b = w.sem.tile_operands(node, x1, x2, out, hint)
+    if not w.sem.float_only(type_.dtype):
+        raise w.error(node, "ct.atan2 takes float tiles")
+    return w.sem.bind_temp(out, hint, type_, ir.Call("atan2", (a, b)))
+
+
+@ct_op("isnan")
+def ct_isnan(w: Walker, node: ast.Call, out, hint) -> Value:
+    """Whether each element is NaN: `x != x`, as cuTile Python lowers it (a number: folded)."""
+    args = w.call_args(node, ["x"], 1)
+    x = w.expr(args["x"], out, hint)
+    if x.kind == "const" and isinstance(x.py, (int, float)):
+        return Value("const", py=math.isnan(x.py))
+    x = w.as_tile(x, args["x"], out, hint)
+    if not w.sem.float_only(x.dtype):
+        raise w.error(node, "ct.isnan takes a float tile")
+    x = w.sem.named(x, out, hint)
+    return w.sem.bind_temp(out, hint, ir.TileType("bool", x.shape), ir.Call("ne_tile", (x.expr, x.expr)))
+
+
+@ct_op("bitcast", moves=True)
+def ct_bitcast(w: Walker, node: ast.Call, out, hint) -> Value:
+    """The tile's bits as another dtype of the same width (not bool), as cuTile Python requires;
+    both dtypes known here (an array's dtype is one of several widths)."""
+    args = w.call_args(node, ["x", "dtype"], 2)
+    x, dtype = w.tile_arg(args["x"], out, hint), w.dtype_arg(args["dtype"], out)
+    src, dst = w.state.union.find(x.dtype), w.state.union.find(dtype)
+    if src not in dtypes.DTYPES or dst not in dtypes.DTYPES:
+        raise w.error(node, "ct.bitcast of or to an array's dtype is not supported yet; cast to a concrete dtype first")
+    if "bool" in (src, dst) or dtypes.DTYPES[src].itemsize != dtypes.DTYPES[dst].itemsize:
+        raise w.error(node, f"ct.bitcast from {src} to {dst}: cuTile Python bitcasts between dtypes of one width, "
+                            "not bools")
+    if src == dst:
+        return x
+    return w.sem.bind_temp(out, hint, ir.TileType(dst, x.shape), ir.Call("bitcast", (x.expr,)))
 
 
 @ct_op("divmod")
