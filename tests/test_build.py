@@ -12,6 +12,7 @@ import pytest
 import tilebridge as tb
 from tilebridge.builder import wheel as tbuild
 from tilebridge import toolchain
+from tilebridge.dtypes import ARRAY_DTYPES
 from tilebridge.metadata import ExtensionMetadata, ParamMetadata
 from tilebridge.verifier import coverage
 
@@ -308,6 +309,11 @@ def test_math_modes_compile(monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ir, _ = ext._compile_only("math_ops", ["f32", "f16", "8", "64"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
     assert "rounding<approx>" in ir and "flush_to_zero" in ir and "permute" in ir
+    # atan2, isnan (cmpf), bitcasts, and int32's minimum as a literal cutile's JIT parses
+    ir, bytecode = ext._compile_only("angles_and_bits", ["f32", "f32", "f32", "f32", "f32", "256"],
+                                     [(a, [1]) for a in "xyzw"], "sm_90")
+    assert all(op in ir for op in ("atan2", "cmpf", "bitcast", "-2147483648")), ir
+    coverage.cubin(bytecode)
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["math_ops"]
     # the approximate exp through the module's safe f32 wrapper: the same Tile IR, no `unsafe`
     assert not any("rounding" in reason for reason in meta.unsafe_reasons)
@@ -570,7 +576,8 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     assert ir.count("load_ptr_tko") == 3
     assert [r.split(" (")[0] for r in meta["wild_gather"].unsafe_reasons] == ["scatters to 'y' through pointers"]
     # f32 tiles stored into `stats`: built for f32 only, as cuTile Python casts no narrower
-    assert meta["hinted_store"].dtypes == {"E0": ["f32", "f16", "bf16"], "E1": ["f32"]}
+    # x only moved: every dtype cutile converts to f32 (not bool); y holds what is stored into it
+    assert meta["hinted_store"].dtypes == {"E0": [d for d in ARRAY_DTYPES if d != "bool"], "E1": ["f32"]}
     ir, _ = ext._compile_only("hinted_store", ["f16", "f32", "256"], [("x", [-1, 1]), ("stats", [1])], "sm_90")
     assert "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false") and "latency" in ir
     # a gathered tile reassigned in a loop (rustfmt once rejected its `let mut (t, _t_token)`)

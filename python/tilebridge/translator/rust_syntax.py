@@ -33,4 +33,12 @@ def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.L
 
 def number_literal(value: int | float, dtype: str) -> ir.Lit | ir.Binary:
     """A Python number as a Rust literal of a scalar dtype (`3i32`, `0.5f32`)."""
-    return float_literal(float(value), dtype) if dtype in FLOAT_RANK else ir.Lit(f"{int(value)}{dtype}")
+    return float_literal(float(value), dtype) if dtype in FLOAT_RANK else int_literal(int(value), dtype)
+
+
+def int_literal(value: int, dtype: str) -> ir.Lit | ir.Binary:
+    """An integer as a Rust literal of `dtype` (`3i32`); the type's minimum as `-2147483647i32 - 1i32`,
+    as `-2147483648i32` is the negation of a literal out of range (cutile's JIT fails to parse it)."""
+    if dtype[0] == "i" and value == -2 ** (int(dtype[1:]) - 1):
+        return ir.Binary("-", ir.Lit(f"{value + 1}{dtype}"), ir.Lit(f"1{dtype}"))
+    return ir.Lit(f"{value}{dtype}")

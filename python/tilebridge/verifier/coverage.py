@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import toolchain
+from ..dtypes import COMPUTED_ARRAY_DTYPES
 from ..toolchain import SlowCompile, tileiras as cubin
 from ..builder import wheel as builder
 from ..translator import cutile_frontend, frontend, ir, recorded_launches as launches, static_import
@@ -475,8 +476,14 @@ def _default_cutile_takes(kernel: Any, kir) -> tuple[Specialization, str] | None
     whose output dtype follows a constant (TileGym's fp8 matmul stores f32 unless OUTPUT_DTYPE says
     otherwise) has no f16 default."""
     first = tuple(class_dtype(c) for c in kir.dtype_classes)
-    head = list(itertools.islice(kir.iter_combos() if kir.dtype_combos is None else kir.launcher_combos(),
-                                 DEFAULT_TRIES))
+    if kir.dtype_combos is None:
+        # f32, f16 and bf16 first for arrays the kernel only moves, as for those it computes with
+        classic = [[d for d in c.allowed if d in COMPUTED_ARRAY_DTYPES] or c.allowed if c.moved else c.allowed
+                   for c in kir.dtype_classes]
+        candidates = (combo for combo in itertools.product(*classic) if kir.admits(combo))
+    else:
+        candidates = iter(kir.launcher_combos())
+    head = list(itertools.islice(candidates, DEFAULT_TRIES))
     combos = [first] * kir.takes(first) + [combo for combo in head if combo != first]
     tries = [(combo, g) for g in accepted_guesses(kir) or [None] for combo in combos][:DEFAULT_TRIES]
     for combo, guess in tries:

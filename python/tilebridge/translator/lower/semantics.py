@@ -10,7 +10,7 @@ import ast
 from ... import dtypes
 from ...dtypes import COMPUTED_ARRAY_DTYPES, FLOAT_RANK
 from .. import ir
-from ..rust_syntax import float_literal, number_literal, rust_name
+from ..rust_syntax import float_literal, int_literal, number_literal, rust_name
 from .bindings import Binding, Value
 from .facts import fold, show_type, with_article
 from .promotions import Promotions
@@ -263,7 +263,7 @@ class Semantics(Promotions):
             else:
                 if isinstance(val.py, float):
                     raise self.error(node, "a float literal cannot combine with an integer tile")
-                lit = ir.Lit(f"{int(val.py)}{concrete}")
+                lit = int_literal(int(val.py), concrete)
             tile = self.scalar_tile(lit, concrete, shape, out, hint)
             if concrete != dtype:
                 return self.convert(self.named(tile, out, hint), dtype, out, hint)
