@@ -23,6 +23,19 @@ def test_the_runtime_crate_takes_the_same_dtypes():
     assert runtime_torch_dtypes() == {d.torch: d.variant for d in dtypes.DTYPES.values() if d.variant}
 
 
+def test_the_runtime_crates_dtype_lists_are_ours():
+    """`ANY_DTYPE` and `ANY_DTYPE_BUT_BOOL` of src/array.rs, which launchers name for moved arrays:
+    the array dtypes in `tilebridge.dtypes`' order (their error messages list them so)."""
+    text = (RUNTIME_CRATE / "src" / "array.rs").read_text()
+    by_variant = {d.variant: d.name for d in dtypes.DTYPES.values() if d.variant}
+    for name, expected in (("ANY_DTYPE", list(dtypes.ARRAY_DTYPES)),
+                           ("ANY_DTYPE_BUT_BOOL", [d for d in dtypes.ARRAY_DTYPES if d != "bool"])):
+        table = re.search(rf"pub const {name}: \[ElemType; (\d+)\] = \[(.*?)\];", text, re.S)
+        assert table, f"array.rs has no {name}"
+        assert [by_variant[v] for v in re.findall(r"DTypeId::(\w+)", table.group(2))] == expected
+        assert int(table.group(1)) == len(expected)
+
+
 def test_array_dtypes_are_those_with_a_variant():
     assert sorted(dtypes.ARRAY_DTYPES) == sorted(d.name for d in dtypes.DTYPES.values() if d.variant)
     assert "tf32" in dtypes.DTYPES and "tf32" not in dtypes.ARRAY_DTYPES

@@ -104,8 +104,9 @@ def launcher(kernel: ir.KernelIR) -> dict:
     listed = {p.name for p in kernel.arrays if p.listed}  # a list stands in for its class by its first item
     for c in kernel.dtype_classes:
         members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
-        allowed = ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed)
-        classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], &[{allowed}])?;")
+        allowed = _ALLOWED_BY_NAME.get(tuple(c.allowed)) or "&[" + ", ".join(
+            f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed) + "]"
+        classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], {allowed})?;")
     # A condition on classes that a promotion's match binds is checked there (its other arms refuse).
     # What the promotions range over: every combination where recorded launches listed them, else
     # those of the classes that are not moved (a moved class meets no promotion).
@@ -142,6 +143,10 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "checks": checks,
         **submission(kernel),
     }
+
+
+# The runtime crate's names for the dtype lists of arrays a kernel only moves (`array.rs`).
+_ALLOWED_BY_NAME = {tuple(ARRAY_DTYPES): "&ANY_DTYPE", tuple(d for d in ARRAY_DTYPES if d != "bool"): "&ANY_DTYPE_BUT_BOOL"}
 
 
 def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, combos: list[tuple[str, ...]],

@@ -32,38 +32,8 @@ fn group_rotate<'py>(
         launch.set_after(after);
         let x = launch.input(x, "x", 1)?;
         let y = launch.output(y, "y", 1)?;
-        let e0 = launch.same_elem(
-            &[&x],
-            &[
-                ElemType::F32,
-                ElemType::F16,
-                ElemType::BF16,
-                ElemType::F64,
-                ElemType::I32,
-                ElemType::I64,
-                ElemType::I16,
-                ElemType::I8,
-                ElemType::U8,
-                ElemType::F8E4M3FN,
-                ElemType::F8E5M2,
-            ],
-        )?;
-        let e1 = launch.same_elem(
-            &[&y],
-            &[
-                ElemType::F32,
-                ElemType::F16,
-                ElemType::BF16,
-                ElemType::F64,
-                ElemType::I32,
-                ElemType::I64,
-                ElemType::I16,
-                ElemType::I8,
-                ElemType::U8,
-                ElemType::F8E4M3FN,
-                ElemType::F8E5M2,
-            ],
-        )?;
+        let e0 = launch.same_elem(&[&x], &ANY_DTYPE_BUT_BOOL)?;
+        let e1 = launch.same_elem(&[&y], &ANY_DTYPE_BUT_BOOL)?;
         check_tile_dim("group_rotate", "TILE", TILE)?;
         check_positive("group_rotate", "GROUP", GROUP)?;
         static KERNEL: Kernel = Kernel::new(

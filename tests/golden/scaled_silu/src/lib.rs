@@ -33,38 +33,8 @@ fn scaled_silu<'py>(
         launch.allow_in_place(&[("x", "y")]);
         let x = launch.input(x, "x", 1)?;
         let y = launch.output(y, "y", 1)?;
-        let e0 = launch.same_elem(
-            &[&x],
-            &[
-                ElemType::F32,
-                ElemType::F16,
-                ElemType::BF16,
-                ElemType::F64,
-                ElemType::I32,
-                ElemType::I64,
-                ElemType::I16,
-                ElemType::I8,
-                ElemType::U8,
-                ElemType::F8E4M3FN,
-                ElemType::F8E5M2,
-            ],
-        )?;
-        let e1 = launch.same_elem(
-            &[&y],
-            &[
-                ElemType::F32,
-                ElemType::F16,
-                ElemType::BF16,
-                ElemType::F64,
-                ElemType::I32,
-                ElemType::I64,
-                ElemType::I16,
-                ElemType::I8,
-                ElemType::U8,
-                ElemType::F8E4M3FN,
-                ElemType::F8E5M2,
-            ],
-        )?;
+        let e0 = launch.same_elem(&[&x], &ANY_DTYPE_BUT_BOOL)?;
+        let e1 = launch.same_elem(&[&y], &ANY_DTYPE_BUT_BOOL)?;
         check_tile_dim("scaled_silu", "TILE", TILE)?;
         static KERNEL: Kernel = Kernel::new(
             "kernels",
@@ -111,22 +81,7 @@ fn scaled_silu_in_place<'py>(
         launch.set_hints(hints)?;
         launch.set_after(after);
         let x = launch.output(x, "x", 1)?;
-        let e0 = launch.same_elem(
-            &[&x],
-            &[
-                ElemType::F32,
-                ElemType::F16,
-                ElemType::BF16,
-                ElemType::F64,
-                ElemType::I32,
-                ElemType::I64,
-                ElemType::I16,
-                ElemType::I8,
-                ElemType::U8,
-                ElemType::F8E4M3FN,
-                ElemType::F8E5M2,
-            ],
-        )?;
+        let e0 = launch.same_elem(&[&x], &ANY_DTYPE_BUT_BOOL)?;
         check_tile_dim("scaled_silu_in_place", "TILE", TILE)?;
         static KERNEL: Kernel = Kernel::new(
             "kernels",

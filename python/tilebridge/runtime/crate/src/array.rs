@@ -48,6 +48,39 @@ pub struct Array {
     owner: Py<PyAny>,
 }
 
+/// Every element type an array can have, in `tilebridge.dtypes`' order: what a launcher takes for
+/// an array the kernel only moves (loads, stores, converts).
+pub const ANY_DTYPE: [ElemType; 12] = [
+    DTypeId::F32,
+    DTypeId::F16,
+    DTypeId::BF16,
+    DTypeId::F64,
+    DTypeId::I32,
+    DTypeId::I64,
+    DTypeId::I16,
+    DTypeId::I8,
+    DTypeId::U8,
+    DTypeId::Bool,
+    DTypeId::F8E4M3FN,
+    DTypeId::F8E5M2,
+];
+
+/// `ANY_DTYPE` but bool, which cutile's `convert_tile` does not take: what a launcher takes for an
+/// array the kernel only moves and converts.
+pub const ANY_DTYPE_BUT_BOOL: [ElemType; 11] = [
+    DTypeId::F32,
+    DTypeId::F16,
+    DTypeId::BF16,
+    DTypeId::F64,
+    DTypeId::I32,
+    DTypeId::I64,
+    DTypeId::I16,
+    DTypeId::I8,
+    DTypeId::U8,
+    DTypeId::F8E4M3FN,
+    DTypeId::F8E5M2,
+];
+
 const TORCH_DTYPES: [(&str, ElemType); 12] = [
     ("float32", DTypeId::F32),
     ("float16", DTypeId::F16),

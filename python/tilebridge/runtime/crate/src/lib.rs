@@ -26,7 +26,7 @@ pub use launch::Launch;
 
 /// Everything a generated `lib.rs` uses.
 pub mod prelude {
-    pub use crate::array::{Array, ElemType};
+    pub use crate::array::{Array, ElemType, ANY_DTYPE, ANY_DTYPE_BUT_BOOL};
     pub use crate::completion::Completion;
     pub use crate::kernel::{Arg, Generic, Kernel, Scalar};
     pub use crate::launch::Launch;
