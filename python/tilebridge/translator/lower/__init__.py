@@ -63,11 +63,12 @@ def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | No
     past that limit still is refused, asking for its dtypes."""
     first = survey(src, dtypes, lift_gathers)
     lowered, state = kernel.lower(src, dtypes, lift_gathers, first)
-    if state.computed_seen - first.computed:
+    while state.computed_seen - first.computed:
         # an array the survey saw only moved is computed with on the way the lowering took (a value
-        # a moved array's dtype let it choose): lowered again with its values as computed ones
+        # a moved array's dtype let it choose): lowered again with its values as computed ones, until
+        # no more are (each round adds one array at least)
         first = replace(first, computed=first.computed | state.computed_seen)
-        lowered, _ = kernel.lower(src, dtypes, lift_gathers, first)
+        lowered, state = kernel.lower(src, dtypes, lift_gathers, first)
     if lowered.promoted and _combinations(lowered) > MAX_COMBINATIONS:
         # so many dtypes apart that their combinations cannot be checked: tied, as launched together
         lowered, _ = kernel.lower(src, dtypes, lift_gathers, replace(first, promote=False))
