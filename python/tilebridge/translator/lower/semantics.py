@@ -205,9 +205,15 @@ class Semantics(Promotions):
         """Notes that the kernel computes with `val` (it is an operand of an operation that does not
         only move values: `Walker.operands`): the arrays whose dtype it has are computed with, and
         their launchers take what the translation's rules for arithmetic hold for (floats)."""
-        if val.kind not in ("tile", "scalar") or val.type is None or not self.generic(val.dtype):
+        if val.kind in ("tile", "scalar") and val.type is not None:
+            self.computes_with_dtype(val.dtype)
+
+    def computes_with_dtype(self, dtype: str) -> None:
+        """`computes_with` of a value of `dtype`: where it is an array's dtype, or a promotion of
+        several, the arrays of those classes are computed with."""
+        if not self.generic(dtype):
             return
-        for root in self.classes_of(val.dtype):
+        for root in self.classes_of(dtype):
             self.state.computed_seen.update(a for a in self.state.arrays if self.state.union.find(f"${a}") == root)
 
     def narrow_conversion(self, val: Value, dtype: str) -> None:
@@ -217,8 +223,8 @@ class Semantics(Promotions):
         dtypes derived from an array's), both are computed with."""
         src, dst = self.state.union.find(val.dtype), self.state.union.find(dtype)
         if src not in dtypes.DTYPES and dst not in dtypes.DTYPES:  # both bound at launch
-            self.computes_with(val)
-            self.computes_with(Value("tile", ir.TileType(dtype, ())))
+            self.computes_with_dtype(src)
+            self.computes_with_dtype(dst)
             return
         for root, ok in ((src, lambda d: dtypes.cutile_converts(d, dst)), (dst, lambda d: dtypes.cutile_converts(src, d))):
             if root.startswith("$"):

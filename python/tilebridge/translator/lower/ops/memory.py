@@ -124,7 +124,7 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
     if not w.state.read_and_written(array) and padding == "padding::Zero":
         padding = None  # the plain partition pads with zero
     if padding not in (None, "padding::Zero"):  # NaN, an infinity, -0.0: a float's padding
-        w.sem.computes_with(Value("tile", ir.TileType(f"${array.name}", ())))
+        w.sem.computes_with_dtype(f"${array.name}")
     if order is not None and padding is not None:
         raise w.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
     idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
@@ -276,7 +276,7 @@ def _stored(w: Walker, node: ast.Call, tile: Value, array: ir.ArrayParam, rank: 
     if tile.kind == "const":
         # a number of the array's dtype: the translation spells it as cuTile Python does for floats
         # narrower than f64 (an f32 literal), so the array is one the kernel computes with
-        w.sem.computes_with(Value("tile", ir.TileType(f"${array.name}", ())))
+        w.sem.computes_with_dtype(f"${array.name}")
     if tile.kind == "scalar" or (tile.kind == "const" and type(tile.py) in (int, float)):
         tile = w.sem.splat(tile, tile.dtype if tile.kind == "scalar" else f"${array.name}", (), out, hint, node)
     if tile.kind != "tile" or tile.shape != () or not rank:
@@ -427,7 +427,7 @@ def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.St
         return tile
     if td in w.state.promoted:
         w.state.promoted_stores.append((f"${array.name}", td))
-        w.sem.computes_with(Value("tile", ir.TileType(f"${array.name}", ())))  # its dtype takes part in the promotion
+        w.sem.computes_with_dtype(f"${array.name}")  # its dtype takes part in the promotion
         return w.sem.bind_temp(out, f"{rust_name(array.name)}_cast", ir.TileType(f"${array.name}", tile.shape),
                                ir.Call("convert_tile", (tile.expr,)))
     # cuTile Python casts a stored tile only where no precision is lost; an f32 tile stored into an
