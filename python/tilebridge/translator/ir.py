@@ -306,6 +306,12 @@ class UnusedParam:
 Param = Union[ArrayParam, ScalarParam, ConstParam, UnusedParam]
 
 
+# The most dtype combinations anything lists one by one (`KernelIR.launcher_combos`); past it they
+# are counted (`KernelIR.product_count`) and covered class by class, never enumerated (arrays the
+# kernel only moves take a dozen dtypes each).
+MAX_ENUMERATED_COMBOS = 3 ** 9
+
+
 @dataclass
 class DTypeClass:
     """Arrays whose dtypes the kernel ties together: one Rust type parameter."""

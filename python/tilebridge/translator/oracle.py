@@ -36,9 +36,6 @@ from ..errors import TranslationError
 # a combination is rejected only where cuTile Python rejects it at every one the launcher takes.
 # Up to this many dtype combinations are checked one by one; beyond, class by class (`covering`).
 MAX_COMBOS = int(os.environ.get("TILEBRIDGE_ORACLE_MAX_COMBOS", "27"))
-# Past this many combinations, they are not listed one by one: covered class by class from the
-# classes' own dtypes (`moved_covering`).
-MAX_ENUMERATED = 3 ** 9
 
 
 class Disagreement(TranslationError):
@@ -100,22 +97,23 @@ def check(kir: ir.KernelIR, src: KernelSource, recorded: list[launches.Launch] =
     recorded_specs = [s for s in specializations.recorded(kir, list(recorded)) if not isinstance(s, str)]
     groups = [[s] for s in recorded_specs]
     seen = {_combo(kir, s) for s in recorded_specs}
-    if kir.dtype_combos is None and kir.product_count() > MAX_ENUMERATED:
+    if kir.dtype_combos is None and kir.product_count() > ir.MAX_ENUMERATED_COMBOS:
         # arrays only moved take every dtype: each class at each of its dtypes, those of the
         # others (whose dtypes meet) covered as below, the moved ones beside them in turn
-        combos, by_class = moved_covering(kir, seen), True
-        report.by_class = kir.product_count() - len(combos)
+        chosen = moved_covering(kir, seen)
+        report.by_class = kir.product_count() - len(chosen)
+        combos, by_class = chosen, True
     else:
         combos = [c for c in kir.launcher_combos() if c not in seen]
         by_class = len(combos) > MAX_COMBOS
-    if by_class and not report.by_class:
-        # each class at each of its dtypes, then others spread over the rest, MAX_COMBOS in all
-        chosen = covering(combos, seen, promotion_groups(kir))
-        rest = [c for c in combos if c not in chosen]
-        room = max(0, MAX_COMBOS - len(chosen))
-        chosen += rest[::max(1, -(-len(rest) // room))][:room] if room else []
-        report.by_class = len(combos) - len(chosen)
-        combos = chosen
+        if by_class:
+            # each class at each of its dtypes, then others spread over the rest, MAX_COMBOS in all
+            chosen = covering(combos, seen, promotion_groups(kir))
+            rest = [c for c in combos if c not in chosen]
+            room = max(0, MAX_COMBOS - len(chosen))
+            chosen += rest[::max(1, -(-len(rest) // room))][:room] if room else []
+            report.by_class = len(combos) - len(chosen)
+            combos = chosen
     guesses = specializations.accepted_guesses(kir)
     if combos and not guesses:
         report.unchecked = "the launcher refuses every ct.Constant value guessed"

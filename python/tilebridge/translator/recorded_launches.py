@@ -99,9 +99,6 @@ def dtype_combos(kernel: ir.KernelIR, launches: Iterable[Launch]) -> list[tuple[
 # The most dtype combinations a launcher lists one by one (where recorded launches add some to
 # those it takes anyway); beyond, each class takes the dtypes recorded for it besides its own.
 MAX_LISTED_COMBOS = 81
-# Past this many, the combinations a launcher takes anyway are not even enumerated (arrays the kernel
-# only moves take a dozen dtypes each).
-MAX_ENUMERATED_COMBOS = 3 ** 9
 
 
 def cover(kernel: ir.KernelIR, launches: Iterable[Launch]) -> None:
@@ -112,7 +109,7 @@ def cover(kernel: ir.KernelIR, launches: Iterable[Launch]) -> None:
     recorded = dtype_combos(kernel, launches)
     if not recorded or all(kernel.takes(c) for c in recorded):
         return
-    if kernel.combo_count() > MAX_ENUMERATED_COMBOS:  # moved arrays' dtypes: widened, not listed
+    if kernel.combo_count() > ir.MAX_ENUMERATED_COMBOS:  # moved arrays' dtypes: widened, not listed
         for i, c in enumerate(kernel.dtype_classes):
             c.allowed = list(dict.fromkeys(c.allowed + [combo[i] for combo in recorded]))
         return
