@@ -556,12 +556,6 @@ def ct_negative(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.expr(ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=args["x"]), node), out, hint)
 
 
-@ct_op("pow")
-def ct_pow(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["x", "y"], 2)
-    return w.expr(ast.copy_location(ast.BinOp(left=args["x"], op=ast.Pow(), right=args["y"]), node), out, hint)
-
-
 def _as_operator(op: ast.operator | ast.cmpop):
     """The handler of a function cuTile Python documents as an operator's (`ct.floordiv(x, y)` is
     `x // y`, `ct.less(x, y)` is `x < y`): the operator's lowering, on the same operands."""
@@ -575,9 +569,9 @@ def _as_operator(op: ast.operator | ast.cmpop):
     return handler
 
 
-for _name, _op in (("floordiv", ast.FloorDiv()), ("mod", ast.Mod()), ("equal", ast.Eq()), ("not_equal", ast.NotEq()),
-                   ("less", ast.Lt()), ("less_equal", ast.LtE()), ("greater", ast.Gt()),
-                   ("greater_equal", ast.GtE())):
+for _name, _op in (("pow", ast.Pow()), ("floordiv", ast.FloorDiv()), ("mod", ast.Mod()), ("equal", ast.Eq()),
+                   ("not_equal", ast.NotEq()), ("less", ast.Lt()), ("less_equal", ast.LtE()),
+                   ("greater", ast.Gt()), ("greater_equal", ast.GtE())):
     register(_name, _as_operator(_op))
 
 
