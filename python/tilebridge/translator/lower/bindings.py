@@ -20,6 +20,9 @@ class Value:
     py: Any = None  # const: the Python value; dtype: its name; static: the object; tuple: [Value]
     dim: ir.Dim | None = None  # a scalar that may stand in a tile shape (a Constant parameter)
     bid_axis: int | None = None  # this scalar is exactly ct.bid(axis)
+    # This scalar is exactly ct.bid(axis) // P or ct.bid(axis) % P ("//" or "%"), P an integer
+    # parameter the kernel never reassigns: (axis, op, P).
+    bid_split: tuple[int, str, str] | None = None
     nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
     iota_offset: "Value | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
     defn: "ir.Expr | None" = None  # for a scalar bound once to a name: the expression it names

@@ -155,7 +155,7 @@ def merge_branches(w: Walker, node: ast.If, scopes: list[BranchScope], branches:
             if outer.let is not None and b.val.kind in ("tile", "scalar") and b.val.type == outer.val.type:
                 outer.let.mutable = True
                 branches[i].append(ir.Assign(outer.let.name, b.val.expr, node.lineno))
-                outer.val = replace(outer.val, bid_axis=None, nonneg=outer.val.nonneg and b.val.nonneg,
+                outer.val = replace(outer.val, bid_axis=None, bid_split=None, nonneg=outer.val.nonneg and b.val.nonneg,
                                     iota_offset=None, defn=None)
                 del scopes[i][name]
             elif name not in scopes[1 - i]:

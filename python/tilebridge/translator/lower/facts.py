@@ -51,6 +51,14 @@ def assignments(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
+def loop_assigned(fn: ast.FunctionDef) -> set[str]:
+    """The names an assignment inside a loop of `fn` binds: they may hold any value there."""
+    return {t.id for loop in ast.walk(fn) if isinstance(loop, (ast.For, ast.While))
+            for st in ast.walk(loop) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+            if isinstance(t, ast.Name)}
+
+
 def path_after(branch: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
     """The statements that run after a branch is taken: the branch, then `rest` unless the branch
     returns (the kernel's early exit) or leaves its loop's trip (`break`, `continue`)."""

@@ -18,7 +18,7 @@ from ..frontend import KernelSource
 from ..rust_syntax import rust_name
 from .bindings import ArrayUse, Binding, Value
 from .dtype_classes import DTypeResolver, resolve_stmt, resolve_type
-from .facts import carried_names, names_read
+from .facts import assignments, carried_names, loop_assigned, names_read
 from .fusion import fuse_named_products
 
 from .state import Frame, KernelState
@@ -47,10 +47,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
     if w.state.survey:
         w.state.uses = {name: ArrayUse() for name in w.state.arrays}
     # Names a loop reassigns may hold any value there: no facts about them survive.
-    w.state.loop_assigned = {t.id for loop in ast.walk(fn) if isinstance(loop, (ast.For, ast.While))
-                          for st in ast.walk(loop) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                          for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
-                          if isinstance(t, ast.Name)}
+    w.frame.loop_assigned = loop_assigned(fn)
     w.frame.loop_carried = carried_names(fn)
     body: list[ir.Stmt] = []
     w.block(fn.body, body, docstring_ok=True)
@@ -149,6 +146,9 @@ def is_torch_tensor(annotation: Any) -> bool:
 def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
     scalars = used_as_scalars(fn)
     lists = used_as_lists(fn)
+    reassigned = {name for _, name in assignments(fn)} | {
+        n.id for loop in ast.walk(fn) if isinstance(loop, ast.For) for n in ast.walk(loop.target)
+        if isinstance(n, ast.Name)}
     for arg in fn.args.args:
         name = arg.arg
         ann = w.eval_static(arg.annotation) if arg.annotation is not None else None
@@ -189,6 +189,8 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
             raise w.error(arg, "unsupported parameter annotation")
         w.state.params.append(param)
         w.frame.scopes[0][name] = Binding(val, None, 0)
+        if val.kind == "scalar" and val.dtype in ("i32", "i64") and name not in reassigned:
+            w.state.fixed_int_params[rname] = name
 
 
 def unstated_scalars(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None) -> list[str]:

@@ -6,6 +6,7 @@ needs; evaluating Python expressions is the walker's job."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from ... import dtypes
 from ...dtypes import COMPUTED_ARRAY_DTYPES, FLOAT_RANK
@@ -412,7 +413,7 @@ class Semantics(Promotions):
             return Value("const", py=value)
         lhs, rhs = self.promote_float_literal(lhs, rhs, out, hint)
         if isinstance(node.op, ast.Mod):
-            return self.scalar_mod(node, lhs, rhs, out, hint)
+            return replace(self.scalar_mod(node, lhs, rhs, out, hint), bid_split=self.split_block_id("%", lhs, rhs))
         if isinstance(node.op, ast.MatMult) and lhs.kind == rhs.kind == "tile":
             return self.matmul(node, lhs, rhs, out, hint)
         if isinstance(node.op, ast.Pow):
@@ -431,8 +432,18 @@ class Semantics(Promotions):
             val.nonneg = self.nonneg(lhs) and self.nonneg(rhs)
         if isinstance(node.op, ast.FloorDiv) and not val.nonneg:
             assert isinstance(val.expr, ir.Binary)
-            return self.floor_quotient(val.expr.lhs, val.expr.rhs, val.dtype, hint, out)
+            val = self.floor_quotient(val.expr.lhs, val.expr.rhs, val.dtype, hint, out)
+        if isinstance(node.op, ast.FloorDiv):
+            val.bid_split = self.split_block_id("//", lhs, rhs)
         return val
+
+    def split_block_id(self, op: str, lhs: Value, rhs: Value) -> tuple[int, str, str] | None:
+        """`(axis, op, P)` where `lhs` is exactly ct.bid(axis), `rhs` an integer parameter P the kernel
+        never reassigns: a block index split in two, which may index two dimensions of an output."""
+        if lhs.bid_axis is None or rhs.kind != "scalar" or not isinstance(rhs.expr, ir.Var):
+            return None
+        param = self.state.fixed_int_params.get(rhs.expr.name)
+        return None if param is None else (lhs.bid_axis, op, param)
 
     def power(self, node: ast.BinOp, base: Value, exponent: Value, out: list[ir.Stmt], hint: str) -> Value:
         """`x ** y` of tiles, as cuTile Python computes it: a float tile to an integer power (a

@@ -31,6 +31,7 @@ class Frame:
     depth_base: int = 0  # the loop and branch depth of the call being inlined
     loop_carried: set[str] = field(default_factory=set)  # names its loops carry from one trip to the next
     helpers: list[str] = field(default_factory=list)  # the helpers being inlined, outermost first
+    loop_assigned: set[str] = field(default_factory=set)  # names its loops assign: no facts survive there
 
 
 # What lowering an `if` may change, kept by `checkpoint` for `rollback` to lower it again: values
@@ -87,11 +88,13 @@ class KernelState:
         # arrays each promotion is stored into: (array class, "^n").
         self.promoted: dict[str, frozenset[str]] = {}
         self.promoted_stores: list[tuple[str, str]] = []
+        # The integer parameters the kernel never reassigns, by their Rust names: what a launcher
+        # can read a divisor of a block index from (`Semantics.split_block_id`).
+        self.fixed_int_params: dict[str, str] = {}
         self.launch_checks: list[tuple[ir.Expr, str]] = []  # conditions on ct.Constant values, and why
         self.refusals: list[str] = []  # the ct.Constant values the launcher refuses, as the report says them
         self.lines: set[int] = set()
         self.line = src.func.lineno
-        self.loop_assigned: set[str] = set()
         self.guarded = 0  # > 0 while translating the branches of a runtime condition
         self.loops: list[int] = []  # the loops whose bodies are being translated (a helper's too), innermost last
         self.loop_count = 0

@@ -20,7 +20,7 @@ from .. import ir
 from ..rust_syntax import number_literal, rust_name
 from . import branches
 from .bindings import Binding, BranchScope, Value
-from .facts import COMPARISONS, assignments, carried_names, with_article
+from .facts import COMPARISONS, assignments, carried_names, loop_assigned, with_article
 from .loop_split import split_loop
 from .ops import MOVES, OPS, lists, public_names, tiles
 from .semantics import Semantics
@@ -113,6 +113,7 @@ class Walker:
             loop_carried=caller.loop_carried | carried_names(fdef) | {
                 n for n in names if n in reassigned and any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(fdef))},
             helpers=[*caller.helpers, func.__name__],
+            loop_assigned=loop_assigned(fdef),
         )
         saved_line = self.state.line
         self.state.foreign += not same_file
@@ -222,8 +223,8 @@ class Walker:
                 raise self.error(target, "rebinding a runtime value to a compile-time value is not supported")
             self.frame.scopes[-1][name] = Binding(val, None, self.depth)
             return
-        if name in self.state.loop_assigned or self.frame.helpers:
-            val = replace(val, nonneg=False, bid_axis=None, iota_offset=None)
+        if name in self.frame.loop_assigned:
+            val = replace(val, nonneg=False, bid_axis=None, bid_split=None, iota_offset=None)
         rname = rust_name(name)
         # Rebound to something else inside a branch: a binding of the branch's own, which the `if`
         # reconciles with the outer one where the branch ends.
@@ -234,7 +235,7 @@ class Walker:
             prev.let.mutable = True
             self.state.scalar_defs.pop(prev.let.name, None)  # no one value any more
             out.append(ir.Assign(prev.let.name, val.expr, target.lineno))
-            prev.val = replace(prev.val, bid_axis=None, nonneg=prev.val.nonneg and val.nonneg)
+            prev.val = replace(prev.val, bid_axis=None, bid_split=None, nonneg=prev.val.nonneg and val.nonneg)
             return
         if prev is not None and prev.let is None and prev.val.kind == "array":
             raise self.error(target, f"assigning to the array parameter '{name}' is not supported")
@@ -257,9 +258,10 @@ class Walker:
         if val.kind == "scalar" and name not in self.frame.loop_carried:
             self.state.scalar_defs[let.name] = let.value  # as evaluated where it is used (in this iteration)
         self.frame.scopes[-1][name] = Binding(
-            Value(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, nonneg=val.nonneg,
-                  iota_offset=val.iota_offset, weak=val.weak and name not in self.state.loop_assigned,
-                  defn=val.expr if val.kind == "scalar" and name not in self.state.loop_assigned else None),
+            Value(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, bid_split=val.bid_split,
+                  nonneg=val.nonneg, iota_offset=val.iota_offset,
+                  weak=val.weak and name not in self.frame.loop_assigned,
+                  defn=val.expr if val.kind == "scalar" and name not in self.frame.loop_assigned else None),
             let, self.depth)
 
     def checkpoint(self, out: list[ir.Stmt]) -> tuple:
