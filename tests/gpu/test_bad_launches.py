@@ -176,6 +176,27 @@ def test_input_not_contiguous_where_the_kernel_gathers():
         fixtures.grouped_double((1,), [x, x.half()], [y, y], TM=16, TN=16, BLOCKS=1)
 
 
+def test_an_output_taken_as_a_view_is_checked_and_left_untouched():
+    """heads_scaled stores y at (bid(1) // H, bid(1) % H, ...): H must be y's extent there, and y's
+    first two dimensions one run of memory, or the view the kernel takes would not be y."""
+    from installed import FIXTURES, load_current
+
+    pytest.importorskip("tilebridge_fixtures", reason="carried by the GPU rounds")
+    fixtures = load_current("tilebridge_fixtures", FIXTURES)
+    x = torch.randn(2, 3, 64, 64, device="cuda", dtype=torch.float16)
+    y = torch.zeros(2, 3, 64, 64, device="cuda", dtype=torch.float16)
+    with pytest.raises(tb.ArgumentError, match=r"so H must be its extent there: H is 2"):
+        fixtures.heads_scaled((1, 6, 1), x, y, 0.5, 2, TM=64, TD=64)
+    apart = torch.zeros(3, 2, 64, 64, device="cuda", dtype=torch.float16).transpose(0, 1)
+    with pytest.raises(tb.ArgumentError, match="do not lay out as one: pass a contiguous tensor"):
+        fixtures.heads_scaled((1, 6, 1), x, apart, 0.5, 3, TM=64, TD=64)
+    with pytest.raises(tb.ArgumentError, match=r"its grid must be \(1, 6, 1\); got \(1, 5, 1\)"):
+        fixtures.heads_scaled((1, 5, 1), x, y, 0.5, 3, TM=64, TD=64)
+    assert not y.any() and not apart.any()
+    fixtures.heads_scaled((1, 6, 1), x, y, 0.5, 3, TM=64, TD=64)
+    torch.testing.assert_close(y, x * 0.5, rtol=0, atol=0)
+
+
 def test_arrays_on_two_real_devices(ext):
     if torch.cuda.device_count() < 2:
         pytest.skip("one GPU: the mixed-device case above reports a second device through the array interface")

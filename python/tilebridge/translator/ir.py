@@ -240,6 +240,10 @@ class ArrayParam:
     # For a safe output: the tile every block stores at its own index. None for an output
     # written through cutile's unchecked partition (any index, any number of stores).
     tile: tuple[Dim, ...] | None = None
+    # A safe output stored at block indices in another order than the array's dimensions, or
+    # split (`bid // H`, `bid % H`): the kernel takes the view the launcher makes (`BlockView`),
+    # and `tile` is the view's.
+    view: "BlockView | None" = None
     # Accessed through pointers (ct.gather/ct.scatter): the kernel takes the element strides
     # of every axis but the last (`<name>_stride_<axis>`, which the launcher fills from the
     # array), and the launcher requires the last to be 1, as cuTile Python's specialization
@@ -250,6 +254,19 @@ class ArrayParam:
     # one row per array, `list_row_words(rank)` i64 words each (base pointer, shape, strides), as
     # cuTile Python passes lists; each item it indexes becomes a tensor view of its own.
     listed: bool = False
+
+
+@dataclass(frozen=True)
+class BlockView:
+    """How the kernel sees an output each block stores one tile of at its own block indices, where
+    those stand in another order than the array's dimensions or one is split in two: view
+    dimension i, tiled by block axis i, spans the array's dimensions `dims[i]`, one or two (outer
+    first). Two are merged where the store indexes them by `bid // P` and `bid % P`: the launcher
+    checks that P (`divisors[i]`, a parameter) is the inner dimension's extent and that the two
+    are laid out as one (outer stride = P x inner stride), so the view addresses each element of
+    the array once, and its tiles are the regions cuTile Python's store writes."""
+    dims: tuple[tuple[int, ...], ...]
+    divisors: tuple[str | None, ...]
 
 
 def float_bits(value: float) -> int:

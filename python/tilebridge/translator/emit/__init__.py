@@ -21,9 +21,11 @@ from pathlib import Path
 import jinja2
 
 from .. import ir, module_items
+from ..rust_syntax import rust_name
 from ...metadata import ExtensionMetadata
 from .kernel import entry
-from .launcher import check_launcher, dispatched_metadata, dispatcher, kernel_metadata, launch_imports, launcher
+from .launcher import (block_dims, check_launcher, dispatched_metadata, dispatcher, kernel_metadata,
+                       launch_imports, launcher)
 from .stub import stub
 
 __all__ = ["render_crate", "CrateFiles", "rustfmt", "check_launcher"]
@@ -85,6 +87,8 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
         "launchers": launchers,
         "launch_imports": ", ".join(launch_imports(kernels)),
         "kernel_names": [k.name for k in kernels],
+        "block_views": [f'("{k.name}", "{rust_name(p.name)}", &[{", ".join(block_dims(p.view))}])'
+                        for k in kernels for p in k.arrays if p.view is not None],
         "dispatchers": [dispatcher(vs) for vs in variants.values()],
         "python_names": [k.name for k in plain] + list(variants),
         "stubs": [stub(k) for k in plain] + [stub(vs[0]) for vs in variants.values()],

@@ -116,6 +116,12 @@ def launcher(kernel: ir.KernelIR) -> dict:
                 if not any(set(_classes(kernel, s.of + s.equals)) <= m for m in matched)
                 for line in _same_promotion(kernel, s, combos, listed)]
     classes += [line for p in kernel.promoted for line in _promotion(kernel, p, combos, listed)]
+    for p in kernel.arrays:
+        if p.view is not None:
+            n = rust_name(p.name)
+            divisors = ", ".join(f'("{d}", {rust_name(d)} as i64)' for d in p.view.divisors if d is not None)
+            checks.append(f"// the kernel stores `{p.name}` at its block indices in another order, or split: as a view")
+            checks.append(f'let {n} = {n}.block_view("{shown}", &[{", ".join(block_dims(p.view))}], &[{divisors}])?;')
     # A partitioned output's tiles fix the grid: `Launch::submit` checks it.
     for p in kernel.arrays:
         if p.strided:
@@ -143,6 +149,11 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "checks": checks,
         **submission(kernel),
     }
+
+
+def block_dims(view: ir.BlockView) -> list[str]:
+    """The dimensions each dimension of `view` spans, as Rust slices (`Array::block_view`)."""
+    return [f"&[{', '.join(map(str, group))}]" for group in view.dims]
 
 
 # The runtime crate's names for the dtype lists of arrays a kernel only moves (`array.rs`).

@@ -85,6 +85,7 @@ fn _compile_only<'py>(
         target,
         hints,
         arrays.unwrap_or_default(),
+        &[],
     )
 }
 
@@ -113,6 +114,7 @@ fn _aot_compile<'py>(
         arch,
         hints,
         arrays,
+        &[],
     )
 }
 

@@ -101,6 +101,7 @@ fn _compile_only<'py>(
         target,
         hints,
         arrays.unwrap_or_default(),
+        &[],
     )
 }
 
@@ -129,6 +130,7 @@ fn _aot_compile<'py>(
         arch,
         hints,
         arrays,
+        &[],
     )
 }
 

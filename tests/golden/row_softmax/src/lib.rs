@@ -81,6 +81,7 @@ fn _compile_only<'py>(
         target,
         hints,
         arrays.unwrap_or_default(),
+        &[],
     )
 }
 
@@ -109,6 +110,7 @@ fn _aot_compile<'py>(
         arch,
         hints,
         arrays,
+        &[],
     )
 }
 

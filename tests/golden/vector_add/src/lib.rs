@@ -103,6 +103,7 @@ fn _compile_only<'py>(
         target,
         hints,
         arrays.unwrap_or_default(),
+        &[],
     )
 }
 
@@ -131,6 +132,7 @@ fn _aot_compile<'py>(
         arch,
         hints,
         arrays,
+        &[],
     )
 }
 

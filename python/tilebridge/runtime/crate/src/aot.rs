@@ -38,7 +38,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::{json, Value};
 
-use crate::compile::{array_spec, on_cpu};
+use crate::compile::{array_spec, as_launched, on_cpu, BlockViews};
 use crate::launch::{compile_options, Hints};
 
 /// The bundle's name, in the extension's package folder.
@@ -96,11 +96,15 @@ pub fn compile_cubin<'py>(
     module: &str,
     function: &str,
     generics: Vec<String>,
-    strides: Vec<(String, Vec<i32>)>,
+    mut strides: Vec<(String, Vec<i32>)>,
     arch: &str,
     hints: Option<Hints>,
-    arrays: Vec<AotArray>,
+    mut arrays: Vec<AotArray>,
+    views: &BlockViews,
 ) -> PyResult<(String, String, Bound<'py, PyBytes>)> {
+    as_launched(views, function, &mut strides, &mut arrays, |a| {
+        (a.0.as_str(), &mut a.2, &mut a.3)
+    });
     let mut specs = Vec::with_capacity(arrays.len());
     for (name, _, shape, strides, base, elem_bytes) in &arrays {
         specs.push(array_spec(name, shape, strides, *base, *elem_bytes)?);

@@ -362,6 +362,67 @@ impl Array {
         self.shape.len()
     }
 
+    /// The view of an output a kernel takes where it stores one tile per block at block indices
+    /// in another order than the array's dimensions, or split in two (`bid // P`, `bid % P`):
+    /// view dimension i spans the array's dimensions `dims[i]` (see [`regroup`]). `divisors`
+    /// gives each merged pair's parameter (name, value), in order: the kernel's block index
+    /// addresses the pair as one dimension only where the value is the inner extent and the
+    /// pair is laid out as one (outer stride = extent x inner stride). So each element of the
+    /// view is one element of the array, and no two are the same one.
+    pub fn block_view(
+        self,
+        kernel: &str,
+        dims: &[&[usize]],
+        divisors: &[(&str, i64)],
+    ) -> PyResult<Array> {
+        let mut divisors = divisors.iter();
+        for group in dims.iter().filter(|g| g.len() == 2) {
+            let (outer, inner) = (group[0], group[1]);
+            let Some(&(param, value)) = divisors.next() else {
+                return Err(argument(format!(
+                    "kernel `{kernel}`: internal error: no divisor for dimensions {group:?} of \
+                     '{}'; please report this",
+                    self.name
+                )));
+            };
+            let (name, extent) = (&self.name, i64::from(self.shape[inner]));
+            if value != extent {
+                return Err(argument(format!(
+                    "kernel `{kernel}` stores '{name}' at ct.bid(..) // {param} and % {param} in its \
+                     dimensions {outer} and {inner}, so {param} must be its extent there: \
+                     {param} is {value}, '{name}' has shape {:?}",
+                    self.shape
+                )));
+            }
+            let joined = i64::from(self.strides[inner]) * extent;
+            if self.shape[outer] > 1 && i64::from(self.strides[outer]) != joined {
+                return Err(argument(format!(
+                    "kernel `{kernel}` stores '{name}' as one dimension of its dimensions {outer} \
+                     and {inner}, which its strides {:?} do not lay out as one: pass a contiguous tensor",
+                    self.strides
+                )));
+            }
+            if i64::from(self.shape[outer]) * extent > i64::from(i32::MAX) {
+                return Err(argument(format!(
+                    "argument '{name}': its dimensions {outer} and {inner} hold more than 2^31 - 1 \
+                     (shape {:?}); cutile indexes tensors with i32",
+                    self.shape
+                )));
+            }
+        }
+        let (shape, strides) = regroup(&self.shape, &self.strides, dims);
+        let name = format!(
+            "{} as the kernel views it: dimensions {dims:?} of it",
+            self.name
+        );
+        Ok(Array {
+            name: Cow::Owned(name),
+            shape,
+            strides,
+            ..self
+        })
+    }
+
     /// Bytes from the base pointer to one past the last addressable element.
     pub fn extent_bytes(&self) -> usize {
         if self.shape.contains(&0) {
@@ -375,6 +436,26 @@ impl Array {
             .sum();
         (last + 1) * self.elem.size_in_bytes()
     }
+}
+
+/// The extents and strides of a view whose dimension i spans the dimensions `dims[i]` of an
+/// array of these extents and strides (one, or several laid out as one, outer first): the
+/// product of their extents, the innermost one's stride. A launch views its arguments so
+/// ([`Array::block_view`]), and compiling a specialization does the same to its arrays.
+pub fn regroup<T: Copy + std::iter::Product<T>>(
+    shape: &[T],
+    strides: &[T],
+    dims: &[&[usize]],
+) -> (Vec<T>, Vec<T>) {
+    dims.iter()
+        .map(|group| {
+            let inner = *group.last().expect("a view dimension spans a dimension");
+            (
+                group.iter().map(|&d| shape[d]).product::<T>(),
+                strides[inner],
+            )
+        })
+        .unzip()
 }
 
 fn contiguous_strides(shape: &[i64]) -> Vec<i64> {
@@ -432,4 +513,24 @@ pub fn grid_from_py(obj: &Bound<'_, PyAny>) -> PyResult<(u32, u32, u32)> {
         *slot = d as u32;
     }
     Ok((grid[0], grid[1], grid[2]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::regroup;
+
+    /// Attention's [B, H, S, D] output as block (x, y) stores it: [S, B*H, D], and bmm's [Q, M, N]
+    /// as [M, N, Q]; a merged pair's stride is its inner one's, its extent the product.
+    #[test]
+    fn a_view_regroups_extents_and_strides() {
+        let (shape, strides) = ([2i64, 3, 200, 64], [3 * 200 * 64i64, 200 * 64, 64, 1]);
+        assert_eq!(
+            regroup(&shape, &strides, &[&[2], &[0, 1], &[3]]),
+            (vec![200, 6, 64], vec![64, 200 * 64, 1])
+        );
+        assert_eq!(
+            regroup(&[5i32, 100, 48], &[4800, 48, 1], &[&[1], &[2], &[0]]),
+            (vec![100, 48, 5], vec![48, 1, 4800])
+        );
+    }
 }

@@ -20,6 +20,39 @@ use crate::launch::{compile_options, Hints};
 /// element)`.
 pub type ArraySpec = (String, Vec<i64>, Vec<i64>, u64, i32);
 
+/// The outputs kernels take as views (`(kernel, parameter, dims)`, [`crate::array::Array::block_view`]).
+pub type BlockViews = [(&'static str, &'static str, &'static [&'static [usize]])];
+
+/// The arguments of a compile of `function` as its launch passes them: each array of an output
+/// it takes as a view (`views`) viewed so, its static stride pattern (`strides`) and its
+/// extents and strides (`arrays`, where given).
+pub(crate) fn as_launched<A>(
+    views: &BlockViews,
+    function: &str,
+    strides: &mut [(String, Vec<i32>)],
+    arrays: &mut [A],
+    array: impl Fn(&mut A) -> (&str, &mut Vec<i64>, &mut Vec<i64>),
+) {
+    let view = |param: &str| {
+        views
+            .iter()
+            .find(|(k, p, _)| *k == function && *p == param)
+            .map(|(_, _, dims)| *dims)
+    };
+    for (param, pattern) in strides.iter_mut() {
+        if let Some(dims) = view(param) {
+            // a pattern's group takes its innermost dimension's pattern, as a stride does
+            *pattern = crate::array::regroup(pattern, pattern, dims).1;
+        }
+    }
+    for a in arrays.iter_mut() {
+        let (param, shape, strides) = array(a);
+        if let Some(dims) = view(param) {
+            (*shape, *strides) = crate::array::regroup(shape, strides, dims);
+        }
+    }
+}
+
 /// Compiles `module::function` (one of `kernels`) with `generics` (in declaration order)
 /// and the given static stride patterns (`-1` for a dynamic stride) for `target`
 /// (e.g. `sm_90`), with launch-time `hints` applied as a launch applies them. `arrays` give
@@ -33,16 +66,20 @@ pub fn compile_only<'py>(
     kernels: &[&str],
     function: &str,
     generics: Vec<String>,
-    strides: Vec<(String, Vec<i32>)>,
+    mut strides: Vec<(String, Vec<i32>)>,
     target: &str,
     hints: Option<Hints>,
-    arrays: Vec<ArraySpec>,
+    mut arrays: Vec<ArraySpec>,
+    views: &BlockViews,
 ) -> PyResult<(String, Bound<'py, PyBytes>)> {
     if !kernels.contains(&function) {
         return Err(crate::error::argument(format!(
             "no kernel `{function}` in this extension; it has {kernels:?}"
         )));
     }
+    as_launched(views, function, &mut strides, &mut arrays, |a| {
+        (a.0.as_str(), &mut a.1, &mut a.2)
+    });
     let specs = arrays
         .iter()
         .map(|(name, shape, strides, base, elem_bytes)| {

@@ -239,12 +239,13 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         set_rank(w.state, array, len(index), node)
         tile = as_array_dtype(w, tile, array, out)
         latency, tma = hints
-        reason = _unsafe_store_reason(w.state, array, index) or (
-            "a latency hint a ct.Constant gives" if isinstance(latency, str) else None)
-        if reason is None:
-            return _hinted_store(w, array, tile, latency, tma)
-        return _unchecked_store(w, node, array, index, tile, reason, out,
-                                hints=(_latency_option(latency), _tma_choice(tma)))
+        own = _own_tile(w.state, array, index, tile.shape)
+        if isinstance(latency, str) and not isinstance(own, str):
+            own = "a latency hint a ct.Constant gives"
+        if isinstance(own, str):
+            return _unchecked_store(w, node, array, index, tile, own, out,
+                                    hints=(_latency_option(latency), _tma_choice(tma)))
+        return _hinted_store(w, array, _as_own_tile(w, array, tile, own, out), latency, tma)
     return store_tile(w, node, args["tile"], array, index, tile, out)
 
 
@@ -310,11 +311,24 @@ def store_tile(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayPa
         raise w.error(node, "the index and the tile of ct.store differ in rank")
     tile = as_array_dtype(w, tile, array, out)
     set_rank(w.state, array, len(index), node)
-    reason = _unsafe_store_reason(w.state, array, index)
-    if reason is not None:
-        return _unchecked_store(w, node, array, index, tile, reason, out)
+    own = _own_tile(w.state, array, index, tile.shape)
+    if isinstance(own, str):
+        return _unchecked_store(w, node, array, index, tile, own, out)
+    tile = _as_own_tile(w, array, tile, own, out)
     _partitioned_output(w.state, array, tile.shape)
     return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
+
+
+def _as_own_tile(w: Walker, array: ir.ArrayParam, tile: Value, own: tuple[ir.BlockView | None, tuple[ir.Dim, ...]],
+                 out: list[ir.Stmt]) -> Value:
+    """`tile` as the block's own tile of `array`'s checked partition (`_own_tile`): reshaped to the
+    view's tile where the kernel takes a view of the array (only dimensions of extent 1 move, so
+    the elements keep their order)."""
+    array.view, shape = own
+    if array.view is None:
+        return tile
+    return w.sem.bind_temp(out, f"{rust_name(array.name)}_view_tile", ir.TileType(tile.dtype, shape),
+                           ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
 
 
 def check_unchecked_output(state: KernelState, node: ast.Call, array: ir.ArrayParam) -> None:
@@ -396,8 +410,15 @@ def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
     return ir.Var(view)
 
 
-def _unsafe_store_reason(state: KernelState, array: ir.ArrayParam, index: list[Value]) -> str | None:
-    """None when a store is one tile per block at the block's own index: a safe partition."""
+def _own_tile(state: KernelState, array: ir.ArrayParam, index: list[Value], shape: tuple[ir.Dim, ...]
+              ) -> tuple[ir.BlockView | None, tuple[ir.Dim, ...]] | str:
+    """How a store of a tile of `shape` at `index` is each block's own tile of a checked partition:
+    the view the kernel takes the output as (None: the array as it is) and the view's tile; or
+    why it is not. Each index component must be a block index: ct.bid(axis), or ct.bid(axis)
+    split by an integer parameter P into two dimensions (`bid // P`, `bid % P`, each of tile
+    extent 1), or 0 (a dimension the tile covers, the grid 1 there). View dimension i is the one
+    block axis i indexes (0s fill the axes no block index takes), so block (x, y, z) stores tile
+    (x, y, z) of the view, as a checked partition has it."""
     use = state.uses[array.name]
     if use.stores != 1:
         return f"'{array.name}' is stored more than once"
@@ -405,13 +426,44 @@ def _unsafe_store_reason(state: KernelState, array: ir.ArrayParam, index: list[V
         return f"'{array.name}' is also read"
     if state.loops:
         return "the store is inside a loop"
-    if len(index) > 3:
-        return f"'{array.name}' has rank {len(index)}; checked outputs are at most rank 3"
-    for axis, item in enumerate(index):
-        if item.bid_axis == axis or (item.kind == "const" and item.py == 0):
+    by_axis: dict[int, tuple[tuple[int, ...], str | None]] = {}  # block axis -> (dimensions, P)
+    zeros: list[int] = []
+    d = 0
+    while d < len(index):
+        item, split = index[d], index[d].bid_split
+        if item.bid_axis is not None:
+            axis, group = item.bid_axis, ((d,), None)
+        elif split is not None and split[1] == "//" and d + 1 < len(index) and \
+                index[d + 1].bid_split == (split[0], "%", split[2]):
+            if (shape[d], shape[d + 1]) != (1, 1):
+                return (f"index components {d} and {d + 1} split ct.bid({split[0]}), but the tile's extents there "
+                        "are not 1")
+            axis, group = split[0], ((d, d + 1), split[2])
+        elif item.kind == "const" and item.py == 0:
+            zeros.append(d)
+            d += 1
             continue
-        return f"index component {axis} is not ct.bid({axis})"
-    return None
+        else:
+            return f"index component {d} is not a block index"
+        if axis in by_axis:
+            return f"ct.bid({axis}) indexes two of its dimensions"
+        by_axis[axis] = group
+        d += len(group[0])
+    rank = len(by_axis) + len(zeros)
+    if rank > 3:
+        return f"'{array.name}' would be stored as a view of rank {rank}; checked outputs are at most rank 3"
+    if any(axis >= rank for axis in by_axis):
+        return f"ct.bid({max(by_axis)}) indexes it, but not every lower block axis does"
+    fill = iter(zeros)
+    groups = [by_axis[a] if a in by_axis else ((next(fill),), None) for a in range(rank)]
+    dims = tuple(g for g, _ in groups)
+    tile = tuple(1 if len(g) == 2 else shape[g[0]] for g in dims)
+    moved = [g[0] for g in dims if len(g) == 1 and shape[g[0]] != 1]
+    if moved != sorted(moved):
+        return "its block indices stand in another order than its dimensions, and the tile would need a transpose"
+    if dims == tuple((i,) for i in range(len(index))):
+        return None, shape
+    return ir.BlockView(dims, tuple(p for _, p in groups)), tile
 
 
 def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.Stmt]) -> Value:
