@@ -483,17 +483,31 @@ class Walker:
                     raise self.error(node, "chained comparisons of tiles are not supported yet")
                 self.sem.integer_comparison(op, left, right)
                 type_, a, b = self.sem.tile_operands(node, left, right, out, hint)
-                func = {"<": "lt_tile", "<=": "le_tile", ">": "gt_tile", ">=": "ge_tile", "==": "eq_tile",
-                        "!=": "ne_tile"}[ops[type(op)]]
-                return self.sem.bind_temp(out, hint, ir.TileType("bool", type_.shape), ir.Call(func, (a, b)))
+                return self.sem.bind_temp(out, hint, ir.TileType("bool", type_.shape),
+                                          self.tile_comparison(ops[type(op)], a, b, type_.dtype))
             else:
                 promoted = self.sem.promote_float_literal(left, right, out, hint)
                 typed = self.sem.scalar_binop(node, ops[type(op)], *promoted)
-                part = Value("scalar", ir.ScalarType("bool"), typed.expr)
+                expr = typed.expr
+                if isinstance(op, ast.NotEq) and self.sem.float_only(typed.dtype):
+                    # unordered, as cuTile Python compares floats for `!=` (NaN != anything), where
+                    # cutile's scalar `!=` is ordered; the DSL has no unary `!`
+                    assert isinstance(expr, ir.Binary)
+                    expr = ir.Binary("==", ir.Binary("==", expr.lhs, expr.rhs), ir.Lit("false"))
+                part = Value("scalar", ir.ScalarType("bool"), expr)
             result = part if result is None else self.sem.and_(result, part)
             left = right
         assert result is not None
         return result
+
+    def tile_comparison(self, op: str, a: ir.Expr, b: ir.Expr, dtype: str) -> ir.Expr:
+        """`a op b` of two tiles of `dtype`, as cuTile Python compares them: ordered but for `!=` of
+        floats, which is unordered (true where either is NaN). cutile's `ne_tile` of floats is
+        ordered, so that one is Tile IR's `cmpf` with the ordering spelled out."""
+        if op == "!=" and self.sem.float_only(dtype):
+            return ir.Call("cmpf", (a, b, ir.Lit("predicate::NotEqual"), ir.Lit("cmp_ordering::Unordered")))
+        func = {"<": "lt_tile", "<=": "le_tile", ">": "gt_tile", ">=": "ge_tile", "==": "eq_tile", "!=": "ne_tile"}
+        return ir.Call(func[op], (a, b))
 
     def membership(self, node: ast.Compare, left: Value, items: Value, out: list[ir.Stmt], hint: str) -> Value:
         """`x in (a, b, ...)` as Python computes it over a tuple: `x == a or x == b or ...` (`not in`:

@@ -588,7 +588,8 @@ def ct_atan2(w: Walker, node: ast.Call, out, hint) -> Value:
 
 @ct_op("isnan")
 def ct_isnan(w: Walker, node: ast.Call, out, hint) -> Value:
-    """Whether each element is NaN: `x != x`, as cuTile Python lowers it (a number: folded)."""
+    """Whether each element is NaN: `x != x` (unordered), as cuTile Python lowers it (a number:
+    folded)."""
     args = w.call_args(node, ["x"], 1)
     x = w.expr(args["x"], out, hint)
     if x.kind == "const" and isinstance(x.py, (int, float)):
@@ -597,7 +598,8 @@ def ct_isnan(w: Walker, node: ast.Call, out, hint) -> Value:
     if not w.sem.float_only(x.dtype):
         raise w.error(node, "ct.isnan takes a float tile")
     x = w.sem.named(x, out, hint)
-    return w.sem.bind_temp(out, hint, ir.TileType("bool", x.shape), ir.Call("ne_tile", (x.expr, x.expr)))
+    return w.sem.bind_temp(out, hint, ir.TileType("bool", x.shape),
+                           w.tile_comparison("!=", x.expr, x.expr, x.dtype))
 
 
 @ct_op("bitcast", moves=True)
