@@ -314,6 +314,15 @@ def test_math_modes_compile(monkeypatch):
                                      [(a, [1]) for a in "xyzw"], "sm_90")
     assert all(op in ir for op in ("atan2", "cmpf", "bitcast", "-2147483648")), ir
     coverage.cubin(bytecode)
+    # isnan's comparison as cuTile Python's own Tile IR has it: `not_equal unordered` (true for NaN;
+    # cutile's `ne_tile` is ordered, and the H100 round of 2026-12-05 saw isnan false there)
+    from tilebridge.translator.frontend import import_file
+
+    theirs = coverage.python_tile_ir(import_file(REPO / "tests" / "fixtures" / "math_ops.py").angles_and_bits,
+                                     coverage.Specialization([], [], [("array", "f32", [1])] * 4 + [("constant", 256)]))
+    cmpf = [re.search(r"cmpf (\w+ \w+)", line).group(1) for line in ir.splitlines() if "cmpf" in line]
+    assert cmpf == ["not_equal unordered"] == [re.search(r"cmpf (\w+ \w+)", line).group(1)
+                                               for line in theirs.splitlines() if "cmpf" in line], (cmpf, theirs)
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["math_ops"]
     # the approximate exp through the module's safe f32 wrapper: the same Tile IR, no `unsafe`
     assert not any("rounding" in reason for reason in meta.unsafe_reasons)
@@ -389,6 +398,26 @@ def test_checked_ops_compile(monkeypatch):
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     assert meta["count_ids"].dtypes == {"E0": ["i32", "i64"], "E1": ["i32"]}
     assert meta["window_sum"].params[3] == ParamMetadata("scales", "unused")
+    # Outputs stored at split or reordered block indices: safe, through a view of rank 3 that the
+    # compile takes from the arrays as launched (rank 4 and 3 here), as a launch makes it.
+    assert meta["heads_scaled"].safe and meta["batched_negate"].safe
+    assert meta["heads_scaled"].params[1].tile == ("TM", 1, "TD")
+    four = [-1, -1, -1, 1]
+    for name, generics, strides in (("heads_scaled", ["f32", "f32", "64", "64"], [("x", four), ("y", four)]),
+                                    ("batched_negate", ["f32", "32", "64"], [("x", cube), ("y", cube)])):
+        ir, bytecode = ext._compile_only(name, generics, strides, "sm_90", arrays=[
+            (a, [2, 3, 200, 64][-len(st):], [38400, 12800, 64, 1][-len(st):], 0, 4) for a, st in strides])
+        # the store: one tile of a rank-3 view, its last stride the array's (1, specialized)
+        assert re.search(r"make_tensor_view .*-> tensor_view<\?x\?x\?xf32, strides=\[\?,\?,1\]>", ir), ir
+        coverage.cubin(bytecode)
+    # the array as launched, whose dimensions 0 and 1 are not laid out as one, or whose divisor is
+    # not the extent there: an ArgumentError before any GPU work
+    with pytest.raises(tb.ArgumentError, match="do not lay out as one"):
+        apart = FakeCudaArray((2, 3, 200, 64), strides=(200 * 64 * 4, 2 * 200 * 64 * 4, 64 * 4, 4), ptr=0x7100_0000)
+        ext.heads_scaled((4, 6, 1), FakeCudaArray((2, 3, 200, 64)), apart, 0.5, 3, TM=64, TD=64)
+    with pytest.raises(tb.ArgumentError, match="so H must be its extent there: H is 2"):
+        ext.heads_scaled((4, 6, 1), FakeCudaArray((2, 3, 200, 64)), FakeCudaArray((2, 3, 200, 64), ptr=0x7100_0000),
+                         0.5, 2, TM=64, TD=64)
 
 
 def test_index_arrays_take_integers_and_unused_parameters_anything():
@@ -453,7 +482,7 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     assert "inside a loop" in meta["persistent_copy"].unsafe_reasons[0]
-    assert "not ct.bid(0)" in meta["reversed_copy"].unsafe_reasons[0]
+    assert "index component 0 is not a block index" in meta["reversed_copy"].unsafe_reasons[0]
     for name, generics in (("persistent_copy", ["f32", "64", "256"]), ("reversed_copy", ["f32", "256"])):
         ir, _ = ext._compile_only(name, generics, [("x", [1]), ("y", [1])], "sm_90")
         # no trap and no test of the index in the loop (each cost TileGym's persistent kernels 1.04x to 1.8x)

@@ -183,11 +183,11 @@ def test_an_output_taken_as_a_view_is_checked_and_left_untouched():
 
     pytest.importorskip("tilebridge_fixtures", reason="carried by the GPU rounds")
     fixtures = load_current("tilebridge_fixtures", FIXTURES)
-    x = torch.randn(2, 3, 64, 64, device="cuda", dtype=torch.float16)
-    y = torch.zeros(2, 3, 64, 64, device="cuda", dtype=torch.float16)
+    x = torch.randn(2, 3, 64, 64, device="cuda")
+    y = torch.zeros(2, 3, 64, 64, device="cuda")
     with pytest.raises(tb.ArgumentError, match=r"so H must be its extent there: H is 2"):
         fixtures.heads_scaled((1, 6, 1), x, y, 0.5, 2, TM=64, TD=64)
-    apart = torch.zeros(3, 2, 64, 64, device="cuda", dtype=torch.float16).transpose(0, 1)
+    apart = torch.zeros(3, 2, 64, 64, device="cuda").transpose(0, 1)
     with pytest.raises(tb.ArgumentError, match="do not lay out as one: pass a contiguous tensor"):
         fixtures.heads_scaled((1, 6, 1), x, apart, 0.5, 3, TM=64, TD=64)
     with pytest.raises(tb.ArgumentError, match=r"its grid must be \(1, 6, 1\); got \(1, 5, 1\)"):

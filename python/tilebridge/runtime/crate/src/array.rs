@@ -519,8 +519,9 @@ pub fn grid_from_py(obj: &Bound<'_, PyAny>) -> PyResult<(u32, u32, u32)> {
 mod tests {
     use super::regroup;
 
-    /// Attention's [B, H, S, D] output as block (x, y) stores it: [S, B*H, D], and bmm's [Q, M, N]
-    /// as [M, N, Q]; a merged pair's stride is its inner one's, its extent the product.
+    /// Attention's [B, H, S, D] output as block (x, y) stores it: [S, B*H, D], and a batched
+    /// [Q, M, N] stored at (bid(1), bid(0), 0) as [M, Q, N]; a merged pair's stride is its inner
+    /// one's, its extent the product.
     #[test]
     fn a_view_regroups_extents_and_strides() {
         let (shape, strides) = ([2i64, 3, 200, 64], [3 * 200 * 64i64, 200 * 64, 64, 1]);
@@ -529,8 +530,8 @@ mod tests {
             (vec![200, 6, 64], vec![64, 200 * 64, 1])
         );
         assert_eq!(
-            regroup(&[5i32, 100, 48], &[4800, 48, 1], &[&[1], &[2], &[0]]),
-            (vec![100, 48, 5], vec![48, 1, 4800])
+            regroup(&[5i32, 100, 48], &[4800, 48, 1], &[&[1], &[0], &[2]]),
+            (vec![100, 5, 48], vec![48, 4800, 1])
         );
     }
 }
