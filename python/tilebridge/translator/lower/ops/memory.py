@@ -461,12 +461,12 @@ def _own_tile(state: KernelState, array: ir.ArrayParam, index: list[Value], shap
     moved = [g[0] for g in dims if len(g) == 1 and shape[g[0]] != 1]
     if moved != sorted(moved):
         return "its block indices stand in another order than its dimensions, and the tile would need a transpose"
+    if dims == tuple((i,) for i in range(len(index))):
+        return None, shape
     if dims[-1][-1] != len(index) - 1:
         # Measured on an H100: bmm's [Q, M, N] output stored as an [M, N, Q] view took 1.12x cuTile
         # Python's time; its rows must stay the view's rows.
         return "its last dimension would not be the last of the view its block indices make"
-    if dims == tuple((i,) for i in range(len(index))):
-        return None, shape
     return ir.BlockView(dims, tuple(p for _, p in groups)), tile
 
 
