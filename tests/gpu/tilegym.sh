@@ -5,7 +5,8 @@
 #   run(command="bash tests/gpu/tilegym.sh", carry=[".gpu", ".tilegym"])
 # .tilegym/tilegym.tar.xz holds src/ and tests/ of one TileGym snapshot; .gpu/wheels holds the
 # extensions built from that src/ (TILEGYM_EXTS, comma-separated: kernels of one name from two
-# files need two extensions). Parts of a round, for calls under the time limit:
+# files need two extensions; TILEGYM_EXTS= (empty) runs every kernel in cuTile Python and only
+# records the launches). Parts of a round, for calls under the time limit:
 #   GPU_DIR    a folder packed like .gpu (pack.sh --no-toolchain, for a second call while warm)
 #   TILEGYM_TESTS  the test files;  TILEGYM_BENCH=0 skips the benchmark;  TILEGYM_FIXTURES=0 the fixtures
 set -uo pipefail
@@ -13,7 +14,7 @@ REPO=$PWD
 source ${GPU_DIR:-.gpu}/env.sh || exit 1
 OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
 T=/tmp/tilegym-src; rm -rf $T; mkdir -p $T && tar -xJf .tilegym/tilegym.tar.xz -C $T || exit 1
-EXTS=${TILEGYM_EXTS:-tilebridge_tilegym,tilebridge_tilegym_splitkv}
+EXTS=${TILEGYM_EXTS-tilebridge_tilegym,tilebridge_tilegym_splitkv}
 TESTS=${TILEGYM_TESTS:-"tests/ops/test_softmax.py tests/ops/test_bmm.py tests/ops/test_matmul.py tests/ops/test_swiglu.py tests/ops/test_rms_norm.py
   tests/ops/test_layer_norm_legacy.py tests/ops/test_silu_and_mul.py tests/ops/activation/test_gelu.py
   tests/ops/activation/test_relu.py tests/ops/activation/test_geglu.py tests/ops/test_dropout.py tests/ops/test_rope.py

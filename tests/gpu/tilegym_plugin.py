@@ -22,8 +22,9 @@ from tilebridge.runtime.record import launch_record
 
 
 def pytest_addoption(parser):
-    parser.addoption("--rust-ext", required=True, help="the tilebridge extensions with the translated kernels "
-                                                          "(comma-separated)")
+    parser.addoption("--rust-ext", default="", help="the tilebridge extensions with the translated kernels "
+                                                      "(comma-separated; none: every kernel runs in cuTile "
+                                                      "Python, launches are only counted and logged)")
     parser.addoption("--routing-log", required=True, help="append one JSON line per test here")
     parser.addoption("--launch-log", default=None, help="append each distinct launch specialization here")
 
@@ -33,7 +34,7 @@ def pytest_runtest_call(item):
     config = item.config
     exts = getattr(config, "_tb_exts", None)
     if exts is None:
-        exts = config._tb_exts = [tb.load(name) for name in config.getoption("--rust-ext").split(",")]
+        exts = config._tb_exts = [tb.load(name) for name in config.getoption("--rust-ext").split(",") if name]
     log = config.getoption("--launch-log")
     with tb.use_rust(*exts) as routing:
         if log is None:
