@@ -1,10 +1,52 @@
 """The comparison oracle's verdicts (`tilebridge.verifier.check`), without a GPU."""
 
-from tilebridge.verifier.check import CaseResult, OutputResult
+import numpy as np
+import pytest
+
+from tilebridge.verifier.check import CaseResult, OutputResult, compare
 
 
 def output(bitwise: bool, close: bool) -> OutputResult:
     return OutputResult("y", "float32", bitwise, close, 0.0 if bitwise else 1e-3)
+
+
+def verdict(dtype, ref, got):
+    """`compare` as the GPU round calls it: bits and f64 values (float dtypes through NumPy's own)."""
+    np_dtype = {"float32": np.float32, "float16": np.float16, "float64": np.float64, "int32": np.int32,
+                "int8": np.int8, "bool": np.bool_}[dtype]
+    ref, got = np.asarray(ref, np_dtype), np.asarray(got, np_dtype)
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[ref.itemsize]
+    return compare("y", dtype, ref.view(bits), got.view(bits), ref.astype(np.float64), got.astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype, ref, got, expected", [
+    ("float32", [1.0, 2.0], [1.0, 2.0], "bitwise"),
+    ("float32", [1.0, 2.0], [1.0, np.nextafter(np.float32(2.0), np.float32(3.0))], "close"),  # one ulp
+    ("float32", [1.0, 2.0], [1.0, 2.001], "MISMATCH"),  # 5e-4 relative: beyond f32's 1e-5
+    ("float16", [1.0, 2.0], [1.0, 2.002], "close"),  # 1e-3 relative: within f16's tolerance
+    ("float16", [1.0, 2.0], [1.0, 2.01], "MISMATCH"),
+    ("float64", [1.0], [1.0 + 1e-9], "MISMATCH"),
+    ("int32", [7, -3], [7, -3], "bitwise"),
+    ("int32", [7, -3], [7, -2], "MISMATCH"),  # integers: exact or wrong
+    ("int8", [127], [-128], "MISMATCH"),
+    ("bool", [True, False], [True, True], "MISMATCH"),
+    ("float32", [np.nan, 1.0], [np.nan, 1.0], "bitwise"),
+    ("float32", [np.nan, 1.0], [0.0, 1.0], "MISMATCH"),  # NaN only where the reference has it
+    ("float32", [0.0, 1.0], [np.nan, 1.0], "MISMATCH"),
+    ("float32", [np.inf, 1.0], [np.inf, 1.0], "bitwise"),
+    ("float32", [np.inf], [-np.inf], "MISMATCH"),
+    ("float32", [0.0], [-0.0], "close"),  # equal values, other bits
+    ("float32", [1.0, 2.0], [1.0], "MISMATCH"),  # another shape
+    ("float32", [1.0, 2.0], [1.0, 2.0, 3.0], "MISMATCH"),
+])
+def test_compare_per_dtype(dtype, ref, got, expected):
+    assert verdict(dtype, ref, got).verdict == expected
+
+
+def test_compare_reports_the_largest_difference():
+    assert verdict("float32", [1.0, 2.0, 3.0], [1.5, 2.0, 1.0]).max_abs_err == 2.0
+    assert verdict("float32", [np.nan, 2.0], [np.nan, 2.5]).max_abs_err == 0.5
+    assert verdict("float32", [1.0], [np.nan]).max_abs_err == float("inf")
 
 
 def test_a_case_with_nothing_compared_fails():
@@ -24,3 +66,28 @@ def test_a_launch_that_raises_fails_its_case_and_says_which_side():
                       error="Rust launch failed: ArgumentError: argument 'w' has dtype f32")
     assert not case.ok
     assert str(case) == "BAD k [float32[8]] Rust launch failed: ArgumentError: argument 'w' has dtype f32"
+
+
+def test_every_fixture_kernel_has_a_case_the_gpu_round_runs():
+    """Each kernel of a fixture file the GPU round builds is launched by that file's `cases(torch)`
+    (read from the source: no torch here), and each such file is in the round; the two files left
+    out hold kernels that cannot run (refused ones, and one importing a package that exists nowhere)."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "gpu"))
+    from installed import FIXTURES
+
+    folder = Path(__file__).parent / "fixtures"
+    assert {p.name for p in folder.glob("*.py")} - {p.name for p in FIXTURES} == {"unsupported.py", "torch_style.py"}
+    for path in FIXTURES:
+        tree = ast.parse(path.read_text())
+        kernels = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+                   and any(ast.unparse(d).startswith("ct.kernel") for d in f.decorator_list)}
+        cases = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "cases")
+        launched = {n.id for y in ast.walk(cases) if isinstance(y, ast.Yield) for n in ast.walk(y.value)
+                    if isinstance(n, ast.Name)}
+        named = {n.id for n in ast.walk(cases) if isinstance(n, ast.Name)}
+        assert kernels and kernels <= named, (path.name, sorted(kernels - named))
+        assert launched, path.name
