@@ -1,4 +1,5 @@
-"""The `tilebridge` command's subcommands that need no build (the build ones are in test_build.py)."""
+"""The `tilebridge` command's subcommands (`build` and `check` are in test_build.py, `build --aot` in
+test_aot.py, `chart` in test_bench_report.py; `bench` needs a GPU: tests/gpu/run.sh runs it)."""
 
 import ctypes.util
 import re
@@ -10,11 +11,11 @@ import pytest
 from conftest import REPO
 
 
-def tilebridge(*args, env=None):
+def tilebridge(*args, env=None, timeout=120):
     import os
 
     return subprocess.run([sys.executable, "-m", "tilebridge.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO / "python"), **(env or {})}, timeout=120)
+                          env={**os.environ, "PYTHONPATH": str(REPO / "python"), **(env or {})}, timeout=timeout)
 
 
 def test_doctor_lists_what_each_part_needs():
@@ -129,3 +130,39 @@ def test_cache_lists_and_clears_the_kernel_cache(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".eviction.lock", "notes"]
     assert "0 cubins" in tilebridge("cache", "list", env=env).stdout
     assert "off" in tilebridge("cache", "list", env={"TILEBRIDGE_CACHE_DIR": "off"}).stdout
+
+
+def test_coverage_counts_writes_json_and_fails_where_it_should(tmp_path):
+    """`coverage` on one TileGym file (`-k`), at its recorded launches: the table and its JSON; then
+    `--min` above what got through, and a launch log naming a parameter the kernel lacks (a log of
+    another version), each fail and say why."""
+    import json
+    import importlib.util
+
+    if importlib.util.find_spec("tilegym") is None:
+        pytest.skip("tilegym is installed by scripts/install.sh (pip --no-deps)")
+    log = REPO / "tests" / "data" / "tilegym_launches.json"
+    args = ["coverage", "tilegym", "-k", "relu", "--launches", str(log), "--cubin-limit", "300"]
+    ok = tilebridge(*args, "--json", str(tmp_path / "relu.json"), "--min", "1", timeout=900)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    table = json.loads((tmp_path / "relu.json").read_text())
+    relu = [r for r in table["rows"] if r["file"] == "relu.py"]
+    recorded = [l for l in json.loads(log.read_text())["launches"] if l["file"] == "relu.py"]
+    assert relu and recorded and table["unmatched_launches"] == []
+    assert sum(r["specializations"] for r in relu) == len(recorded) == sum(r["cubins"] for r in relu)
+
+    dropped = tilebridge(*args, "--min", "99", timeout=900)
+    assert dropped.returncode == 1 and "coverage dropped" in dropped.stderr
+
+    other = json.loads(log.read_text())
+    for launch in other["launches"]:
+        if launch["file"] == "relu.py":
+            launch["args"]["n_elements_renamed"] = launch["args"].pop(sorted(launch["args"])[-1])
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    stale = tilebridge("coverage", "tilegym", "-k", "relu", "--launches", str(tmp_path / "other.json"), timeout=900)
+    assert stale.returncode == 1 and f"{len(recorded)} recorded launches match no kernel" in stale.stderr
+
+
+def test_bench_without_a_gpu_says_so():
+    proc = tilebridge("bench", str(REPO / "examples" / "vector_add.py"))
+    assert proc.returncode == 2 and "tilebridge bench needs a GPU" in proc.stderr

@@ -161,10 +161,18 @@ def cmd_coverage(args) -> int:
     print(report.table())
     if args.json:
         Path(args.json).write_text(report.to_json())
+    failed = 0
     if args.min is not None and report.through_cubin < args.min:
         print(f"coverage dropped: {report.through_cubin} kernels through cubin, below {args.min}", file=sys.stderr)
-        return 1
-    return 0
+        failed = 1
+    if report.unmatched:
+        # Such a launch would be compiled at a default specialization instead: the figures would
+        # claim launches that were never compiled.
+        print(f"{len(report.unmatched)} recorded launches match no kernel of {args.target} (recorded from another "
+              f"version? record them again from its tests): " + ", ".join(sorted(set(report.unmatched))[:8]),
+              file=sys.stderr)
+        failed = 1
+    return failed
 
 
 def cmd_fuzz(args) -> int:
