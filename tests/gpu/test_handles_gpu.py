@@ -52,16 +52,24 @@ def test_async_pipeline_matches_step_by_step(k):
 
 
 def test_other_stream_waits_for_the_writer(k):
+    """A launch on s2 reading what a launch on s1 writes must wait for it: s1 is held busy, and the
+    test checks that s1 was still busy when s2's launch was enqueued, so a launcher that did not make
+    s2 wait would have read c before it was written (a mutation that drops the wait fails here)."""
     a, b, c, d = handles(*(torch.randn(N, device="cuda") for _ in range(4)))
+    k.vector_add.launch(GRID, a, b, d, TILE=TILE).sync()  # compiled now: no JIT below to hold the host
+    torch.cuda.synchronize()
+    before = c.torch().clone()
     s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
-    torch.cuda._sleep(20_000_000)
     with torch.cuda.stream(s1):
-        torch.cuda._sleep(50_000_000)  # s1 is slow: without the event wait s2 would read c too early
+        torch.cuda._sleep(200_000_000)  # about 0.1 s: s1 is slow
         k.vector_add.launch(GRID, a, b, c, TILE=TILE, stream=s1)
     p = k.vector_add.launch(GRID, c, a, d, TILE=TILE, stream=s2)
+    assert not s1.query(), "s1 finished before s2's launch was enqueued: this run could not tell order"
     p.sync()
     torch.cuda.synchronize()
-    torch.testing.assert_close(d.torch(), a.torch() + b.torch() + a.torch(), rtol=0, atol=0)
+    expected = a.torch() + b.torch() + a.torch()
+    assert not torch.equal(expected, before + a.torch())  # reading c early would give another result
+    torch.testing.assert_close(d.torch(), expected, rtol=0, atol=0)
 
 
 def test_dropped_launch_waits_and_warns(k):
