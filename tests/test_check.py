@@ -28,6 +28,7 @@ def verdict(dtype, ref, got):
     ("float64", [1.0], [1.0 + 1e-9], "MISMATCH"),
     ("int32", [7, -3], [7, -3], "bitwise"),
     ("int32", [7, -3], [7, -2], "MISMATCH"),  # integers: exact or wrong
+    ("int32", [1_000_000], [1_000_001], "MISMATCH"),  # even where a float tolerance would take it
     ("int8", [127], [-128], "MISMATCH"),
     ("bool", [True, False], [True, True], "MISMATCH"),
     ("float32", [np.nan, 1.0], [np.nan, 1.0], "bitwise"),

@@ -9,11 +9,12 @@
 # records the launches). Parts of a round, for calls under the time limit:
 #   GPU_DIR    a folder packed like .gpu (pack.sh --no-toolchain, for a second call while warm)
 #   TILEGYM_TESTS  the test files;  TILEGYM_BENCH=0 skips the benchmark;  TILEGYM_FIXTURES=0 the fixtures
+#   TILEGYM_TARBALL, TILEGYM_UNPACK, TILEGYM_WORKERS  another snapshot, where it unpacks, pytest's -n
 set -uo pipefail
 REPO=$PWD
 source ${GPU_DIR:-.gpu}/env.sh || exit 1
 OUT=${OUT:-/tmp/tilebridge-out}; mkdir -p "$OUT"
-T=/tmp/tilegym-src; rm -rf $T; mkdir -p $T && tar -xJf .tilegym/tilegym.tar.xz -C $T || exit 1
+T=${TILEGYM_UNPACK:-/tmp/tilegym-src}; rm -rf $T; mkdir -p $T && tar -xJf ${TILEGYM_TARBALL:-.tilegym/tilegym.tar.xz} -C $T || exit 1
 EXTS=${TILEGYM_EXTS-tilebridge_tilegym,tilebridge_tilegym_splitkv}
 TESTS=${TILEGYM_TESTS:-"tests/ops/test_softmax.py tests/ops/test_bmm.py tests/ops/test_matmul.py tests/ops/test_swiglu.py tests/ops/test_rms_norm.py
   tests/ops/test_layer_norm_legacy.py tests/ops/test_silu_and_mul.py tests/ops/activation/test_gelu.py
@@ -31,7 +32,7 @@ status=0
 check() { local rc=$1 what=$2; [ "$rc" = 0 ] && return; [ "$rc" = 124 ] && what="$what: cut off by its timeout"
   echo "FAILED ($rc): $what" | tee -a "$OUT/status.txt"; status=1; }
 (cd $T && TILEGYM_DISABLE_AUTOTUNE=1 PYTHONPATH=$T/src:$REPO/tests/gpu:$PYTHONPATH timeout ${TILEGYM_TIMEOUT:-300} \
-   python3 -m pytest $TESTS -k "$SELECT" -n 16 -q -p no:cacheprovider -p tilegym_plugin --rust-ext "$EXTS" \
+   python3 -m pytest $TESTS -k "$SELECT" -n ${TILEGYM_WORKERS:-16} -q -p no:cacheprovider -p tilegym_plugin --rust-ext "$EXTS" \
    --routing-log "$OUT/routing_$PART.jsonl" --launch-log "$OUT/launches_$PART.jsonl" > "$OUT/tilegym_pytest_$PART.txt" 2>&1)
 check $? "TileGym's tests ($PART; whole log: tilegym_pytest_$PART.txt)"
 tail -40 "$OUT/tilegym_pytest_$PART.txt"
