@@ -35,7 +35,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .. import toolchain
 from ..dtypes import COMPUTED_ARRAY_DTYPES
@@ -319,7 +319,7 @@ def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow
         if not translated:
             continue
         module = "tbcov_" + re.sub(r"\W", "_", path.stem) + "_rs"
-        dtypes = one_dtype_per_array([kir for _, _, kir in translated])
+        dtypes = one_dtype_per_array([kir for _, _, kir in translated], recorded)
         dtypes.update({p: ds for p, ds in scalars.items() if p not in dtypes})
         try:
             # Built unoptimized and never installed: coverage compiles kernels, it never launches them.
@@ -354,17 +354,20 @@ def unsafe_blocks(generated: str, kernel: str) -> int:
     return len(re.findall(r"\bunsafe \{", generated[found.start():None if end < 0 else end]))
 
 
-def one_dtype_per_array(kirs: list[ir.KernelIR]) -> dict[str, list[str]]:
+def one_dtype_per_array(kirs: list[ir.KernelIR], recorded: Sequence[launches.Launch] = ()) -> dict[str, list[str]]:
     """The dtypes coverage builds each array parameter for: the one its default specialization
-    compiles at (the launchers need no other variants; arrays of one name in several kernels of
-    a file get each kernel's)."""
+    compiles at, and those its recorded launches passed (a kernel translated for one integer type
+    alone converts it as the identity, which another type's specialization cannot compile; arrays
+    of one name in several kernels of a file get each kernel's)."""
     dtypes: dict[str, list[str]] = {}
     for kir in kirs:
+        kernel_launches = launches.of_kernel(recorded, kir)
         for c in kir.dtype_classes:
             for a in c.arrays:
                 dtypes.setdefault(a, [])
-                if class_dtype(c) not in dtypes[a]:
-                    dtypes[a].append(class_dtype(c))
+                for d in [class_dtype(c), *(l.dtype(a) for l in kernel_launches)]:
+                    if d is not None and d not in dtypes[a]:
+                        dtypes[a].append(d)
     return dtypes
 
 
