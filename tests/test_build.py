@@ -418,6 +418,22 @@ def test_checked_ops_compile(monkeypatch):
     with pytest.raises(tb.ArgumentError, match="so H must be its extent there: H is 2"):
         ext.heads_scaled((4, 6, 1), FakeCudaArray((2, 3, 200, 64)), FakeCudaArray((2, 3, 200, 64), ptr=0x7100_0000),
                          0.5, 2, TM=64, TD=64)
+    # A grid-stride loop over an output's rows: safe, through cutile's persistent loop, which Tile IR
+    # has as cuTile Python's loop (from ct.bid(0), by ct.num_blocks(0)) up to the output's tile
+    # count, the launcher having narrowed it to N_ROWS rows; one plain store, no trap; a 1-D grid.
+    assert meta["rows_streamed"].safe
+    ir, bytecode = ext._compile_only("rows_streamed", ["f16", "f16", "300", "128"], [("x", rows), ("y", rows)],
+                                     "sm_90")
+    tiles, view = re.search(r"(%\w+), %\w+ = get_index_space_shape (%\w+) ", ir).groups()
+    bid = re.findall(r"(%\w+), %\w+, %\w+ = get_tile_block_id", ir)[-1]
+    blocks = re.search(r"(%\w+), %\w+, %\w+ = get_num_tile_blocks", ir).group(1)
+    assert re.search(rf"for %\w+ in \({bid} to {tiles}, step {blocks}\)", ir), ir
+    assert re.search(rf"store_view_tko weak %\w+, {view}\[", ir), ir
+    assert ir.count("store_view_tko") == 1 and "assert" not in ir
+    coverage.cubin(bytecode)
+    with pytest.raises(tb.ArgumentError, match=r"grid-stride loop over ct.bid\(0\), so its grid must be 1-D"):
+        ext.rows_streamed((64, 2), FakeCudaArray((300, 100), "<f2"), FakeCudaArray((300, 100), "<f2", ptr=0x7100_0000),
+                          N_ROWS=300, TN=128)
 
 
 def test_index_arrays_take_integers_and_unused_parameters_anything():

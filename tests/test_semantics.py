@@ -226,3 +226,40 @@ def test_only_moved_arrays_take_every_dtype(tmp_path):
     assert allowed[("x", "y")] == (True, list(dtypes.ARRAY_DTYPES))
     for computed in (("z",), ("w",), ("u", "v")):
         assert allowed[computed] == (False, ["f32", "f16", "bf16"]), computed
+
+
+STREAM = ("for r in range(ct.bid(0), N, ct.num_blocks(0)):\n"
+          "    t = ct.load(x, index=(r, 0), shape=(1, TILE))\n"
+          "    {store}\n"
+          "{after}")
+STREAM_PARAMS = "x, y, z, N: ct.Constant[int], TILE: ct.Constant[int]"
+
+
+@pytest.mark.parametrize("store, after, streamed", [
+    ("ct.store(y, index=(r, 0), tile=t * 2)", "", True),
+    ("ct.store(y, index=(r, 1), tile=t * 2)", "", False),  # not the row's own tile
+    ("ct.store(y, index=(r + 1, 0), tile=t * 2)", "", False),
+    ("ct.store(y, index=(r, 0), tile=t * 2)\n    ct.store(z, index=(r, 0), tile=t)", "", False),  # another effect
+    ("ct.store(y, index=(r, 0), tile=t * 2)\n    ct.atomic_add(z, (r, 0), 1.0)", "", False),
+    ("ct.store(y, index=(r, 0), tile=t * 2)", "ct.store(y, index=(0, 0), tile=ct.zeros((1, TILE), ct.float32))\n",
+     False),  # stored outside the loop too
+    ("ct.store(y, index=(r, 0), tile=t * 2)", "ct.store(z, index=(ct.bid(0), 0), tile=ct.load(y, index=(0, 0), "
+     "shape=(1, TILE)))\n", False),  # read too
+])
+def test_a_grid_stride_loop_over_an_outputs_rows_streams_it(tmp_path, store, after, streamed):
+    """The loop becomes cutile's `iter_indices` loop over y, safe, only where its one effect is
+    storing y's own row tile and nothing else stores or reads y (`lower/streams.py`)."""
+    k = lowered(tmp_path, STREAM.format(store=store, after=after), params=STREAM_PARAMS)
+    y = next(p for p in k.arrays if p.name == "y")
+    assert (y.streamed == "N") is streamed
+    assert any(isinstance(s, ir.TileLoop) for s in k.body) is streamed
+    assert (k.safety.safe or "'y'" not in " ".join(k.safety.reasons)) is streamed
+
+
+@pytest.mark.parametrize("loop", ["range(ct.bid(0), N + 1, ct.num_blocks(0))", "range(ct.bid(1), N, ct.num_blocks(0))",
+                                  "range(ct.bid(0), N, ct.num_blocks(1))", "range(ct.bid(0), N, 4)",
+                                  "range(ct.bid(0), N)"])
+def test_only_the_grid_stride_loop_to_a_parameter_streams(tmp_path, loop):
+    k = lowered(tmp_path, STREAM.format(store="ct.store(y, index=(r, 0), tile=t * 2)", after="").replace(
+        "range(ct.bid(0), N, ct.num_blocks(0))", loop), params=STREAM_PARAMS)
+    assert next(p for p in k.arrays if p.name == "y").streamed is None

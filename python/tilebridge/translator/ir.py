@@ -197,6 +197,17 @@ class For:
 
 
 @dataclass
+class TileLoop:
+    """`for index in array.iter_indices()`: cutile's persistent loop over a streamed output's
+    tiles (`ArrayParam.streamed`), from `ct.bid(0)` by `ct.num_blocks(0)`."""
+
+    index: str
+    array: str
+    body: list["Stmt"]
+    line: int
+
+
+@dataclass
 class While:
     cond: Expr | None  # None: `loop`, left only by a `Break`
     body: list["Stmt"]
@@ -225,7 +236,7 @@ class IfElse:
     line: int
 
 
-Stmt = Union[Let, Assign, Eval, For, While, IfElse, Break, Continue]
+Stmt = Union[Let, Assign, Eval, For, TileLoop, While, IfElse, Break, Continue]
 
 
 # ---- the kernel --------------------------------------------------------------------------
@@ -244,6 +255,10 @@ class ArrayParam:
     # split (`bid // H`, `bid % H`): the kernel takes the view the launcher makes (`BlockView`),
     # and `tile` is the view's.
     view: "BlockView | None" = None
+    # A safe output stored by a grid-stride loop over its tiles (`lower/streams.py`): the stop
+    # parameter's name. The kernel takes it as a `MappedPartitionMut` of `tile`; the launcher
+    # narrows it to its first `stop` tiles along axis 0 and takes only 1-D grids.
+    streamed: str | None = None
     # Accessed through pointers (ct.gather/ct.scatter): the kernel takes the element strides
     # of every axis but the last (`<name>_stride_<axis>`, which the launcher fills from the
     # array), and the launcher requires the last to be 1, as cuTile Python's specialization

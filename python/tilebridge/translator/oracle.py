@@ -286,7 +286,7 @@ def _branches_on_constants(kir: ir.KernelIR) -> bool:
         for s in body:
             if isinstance(s, ir.IfElse) and (on_constants(s.cond) or walk(s.then) or walk(s.other)):
                 return True
-            if isinstance(s, (ir.For, ir.While)) and walk(s.body):
+            if isinstance(s, (ir.For, ir.TileLoop, ir.While)) and walk(s.body):
                 return True
         return False
 

@@ -63,6 +63,11 @@ class _BodyWriter:
                 self.stmts(s.body, indent + "    ")
                 self.lines.append(f"{indent}}}")
                 self.last_line = None
+            elif isinstance(s, ir.TileLoop):
+                self.lines.append(f"{indent}for {s.index} in {s.array}.iter_indices() {{")
+                self.stmts(s.body, indent + "    ")
+                self.lines.append(f"{indent}}}")
+                self.last_line = None
             elif isinstance(s, (ir.Break, ir.Continue)):
                 self.lines.append(f"{indent}{'break' if isinstance(s, ir.Break) else 'continue'};")
             elif isinstance(s, ir.While):
@@ -86,6 +91,10 @@ def entry(kernel: ir.KernelIR) -> dict:
         if isinstance(p, ir.ArrayParam):
             if p.listed:
                 params.append(f"{rust_name(p.name)}: &Tensor<i64, {{ [-1, {ir.list_row_words(p.rank)}] }}>")
+            elif p.written and p.tile is not None and p.streamed is not None:
+                owned = ", ".join(["1"] + ["0"] * (len(p.tile) - 1))  # axis 0 streamed, the others owned
+                params.append(f"mut {rust_name(p.name)}: MappedPartitionMut<{p.dtype}, {{ [{dims(p.tile)}] }}, "
+                              f"{{ [{owned}] }}>")
             elif p.written and p.tile is not None:
                 params.append(f"{rust_name(p.name)}: &mut Tensor<{p.dtype}, {{ [{dims(p.tile)}] }}>")
             else:

@@ -122,7 +122,12 @@ def launcher(kernel: ir.KernelIR) -> dict:
             divisors = ", ".join(f'("{d}", {rust_name(d)} as i64)' for d in p.view.divisors if d is not None)
             checks.append(f"// the kernel stores `{p.name}` at its block indices in another order, or split: as a view")
             checks.append(f'let {n} = {n}.block_view("{shown}", &[{", ".join(block_dims(p.view))}], &[{divisors}])?;')
-    # A partitioned output's tiles fix the grid: `Launch::submit` checks it.
+        if p.streamed is not None:
+            n, tile0 = rust_name(p.name), rust_name(p.tile[0]) if isinstance(p.tile[0], str) else p.tile[0]
+            checks.append(f"// the kernel stores `{p.name}` by a grid-stride loop over its first {p.streamed} tiles")
+            rows = f"{rust_name(p.streamed)} as i64" + ("" if tile0 == 1 else f" * {tile0} as i64")
+            checks.append(f"let {n} = {n}.first_rows({rows});")
+    # A partitioned output's tiles fix the grid: `Launch::submit` checks it (a streamed one: 1-D).
     for p in kernel.arrays:
         if p.strided:
             checks.append(f'launch.check_pointer_access(&{rust_name(p.name)}, "{p.name}")?;')
@@ -246,7 +251,8 @@ def submission(kernel: ir.KernelIR) -> dict:
         elif isinstance(p, ir.ArrayParam):
             if p.written and p.tile is not None:
                 tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
-                args.append(f'Arg::Output("{n}", &{n}, vec![{tile}])')
+                kind = "Streamed" if p.streamed is not None else "Output"
+                args.append(f'Arg::{kind}("{n}", &{n}, vec![{tile}])')
             else:
                 args.append(f'Arg::Input("{n}", &{n})')
             if p.strided:

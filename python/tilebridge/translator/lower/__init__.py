@@ -41,6 +41,7 @@ class Survey:
     int_arrays: frozenset[str]
     computed: frozenset[str] = frozenset()
     promote: bool = True  # False: arrays whose tiles meet share one dtype class (see `lower_kernel`)
+    streams: frozenset[tuple[int, int]] = frozenset()  # loops whose one store may stream (`streams.py`)
 
 
 # The most dtype combinations a kernel's arrays may have before arrays that meet are tied into one
@@ -51,7 +52,8 @@ MAX_COMBINATIONS = 3 ** 9
 def survey(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,
            lift_gathers: bool = False) -> Survey:
     _, state = kernel.lower(src, dtypes, lift_gathers)
-    return Survey(state.counted, frozenset(state.int_arrays), frozenset(state.computed_seen))
+    return Survey(state.counted, frozenset(state.int_arrays), frozenset(state.computed_seen),
+                  streams=frozenset(state.stream_loops))
 
 
 def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,

@@ -67,7 +67,7 @@ def resolve_stmt(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
     if isinstance(s, ir.Let):
         s.type = resolve_type(s.type, names)
         s.value = resolve_expr(s.value, names)
-    elif isinstance(s, (ir.For, ir.While)):
+    elif isinstance(s, (ir.For, ir.TileLoop, ir.While)):
         s.body = [resolve_stmt(b, names) for b in s.body]
     elif isinstance(s, ir.IfElse):
         s.then = [resolve_stmt(b, names) for b in s.then]

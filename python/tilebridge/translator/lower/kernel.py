@@ -35,6 +35,7 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
     state = KernelState(src, dtypes, lift_gathers, uses=survey and survey.uses,
                         int_arrays=survey and set(survey.int_arrays), computed=survey and set(survey.computed))
     state.promote = survey.promote if survey else True
+    state.streamable = survey.streams if survey else frozenset()
     walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
     return lower_body(walker), state
 

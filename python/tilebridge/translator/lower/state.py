@@ -9,12 +9,15 @@ import ast
 import copy
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import dtypes
 from ...dtypes import COMPUTED_ARRAY_DTYPES, INDEX_ARRAY_DTYPES, MOVED_ARRAY_DTYPES
 from ...errors import TranslationError
 from .. import ir
+
+if TYPE_CHECKING:
+    from .streams import StreamLoop
 from ..frontend import KernelSource
 from ..rust_syntax import rust_name
 from .bindings import ArrayUse, Binding, Value
@@ -62,6 +65,11 @@ class KernelState:
         # launchers take every dtype cutile converts as the kernel does (`narrowed`).
         self.computed: set[str] = set(computed or ())
         self.computed_seen: set[str] = set()  # as this pass finds them
+        # Grid-stride loops over an output's tiles (`streams.py`): the one being lowered, those the
+        # survey found whose body stores once and does nothing else, those the lowering may stream.
+        self.stream: "StreamLoop | None" = None
+        self.stream_loops: set[tuple[int, int]] = set()
+        self.streamable: frozenset[tuple[int, int]] = frozenset()
         self.narrowed: dict[str, set[str]] = {}  # an array moved only -> the dtypes its conversions allow
         # The operation whose operands are being evaluated, innermost last (`Walker.operands`): None
         # for a helper's call, which passes its arguments on untouched.

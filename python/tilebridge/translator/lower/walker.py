@@ -18,7 +18,7 @@ from ... import dtypes
 from ...errors import TranslationError
 from .. import ir
 from ..rust_syntax import number_literal, rust_name
-from . import branches
+from . import branches, streams
 from .bindings import Binding, BranchScope, Value
 from .facts import COMPARISONS, assignments, carried_names, loop_assigned, with_article
 from .loop_split import split_loop
@@ -324,11 +324,22 @@ class Walker:
         # from an unbounded block id stays a loop. As a `while` loop it stays a loop here too.
         stride = len(bounds) == 3 and len(node.body) > 0 and not self.state.compile_time(start) and \
             self.state.compile_time(stop) and self.sem.positive_step(bound_vals[2], step)
+        stream = streams.candidate(self, node, bound_vals, self.state.loop_count)
+        if stream is not None and not self.state.survey and stream.where not in self.state.streamable:
+            stream = None
+        first_access = len(self.state.accesses)
+        self.state.stream = stream
         try:
             self.block(node.body, body)
         finally:
             self.state.loops.pop()
+            self.state.stream = None
         self.frame.scopes.pop()
+        if stream is not None and self.state.survey:
+            streams.survey_approves(self, stream, first_access)
+        if stream is not None and stream.array is not None:
+            out.append(streams.loop(stream, body, node.lineno))
+            return
         if not stride:
             out.append(ir.For(var, start, stop, step, body, node.lineno))
             return

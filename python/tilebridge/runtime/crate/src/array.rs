@@ -362,6 +362,16 @@ impl Array {
         self.shape.len()
     }
 
+    /// The array's first `rows` elements along dimension 0 (all of them where it has fewer, none
+    /// where `rows` is negative): what a grid-stride loop over its tiles up to a stop reaches
+    /// (`rows` = stop x the tile's extent there), as the kernel's output.
+    pub fn first_rows(mut self, rows: i64) -> Array {
+        if let Some(extent) = self.shape.first_mut() {
+            *extent = rows.clamp(0, i64::from(*extent)) as i32;
+        }
+        self
+    }
+
     /// The view of an output a kernel takes where it stores one tile per block at block indices
     /// in another order than the array's dimensions, or split in two (`bid // P`, `bid % P`):
     /// view dimension i spans the array's dimensions `dims[i]` (see [`regroup`]). `divisors`

@@ -112,6 +112,9 @@ pub enum Arg<'a> {
     Input(&'static str, &'a Array),
     /// An array written one tile per block (`&mut Tensor` with the tile shape).
     Output(&'static str, &'a Array, Vec<i32>),
+    /// An array written by a grid-stride loop over its tiles along axis 0 (`MappedPartitionMut`
+    /// with the tile shape; the same parameters as an output): any number of blocks of a 1-D grid.
+    Streamed(&'static str, &'a Array, Vec<i32>),
     /// The device table of a list of arrays (`&Tensor<i64>`, one row per array).
     Table(&'static str, &'a Table),
     Scalar(&'static str, Scalar),
@@ -128,13 +131,17 @@ struct View<'a> {
 impl<'a> Arg<'a> {
     fn name(&self) -> &'static str {
         match self {
-            Arg::Input(n, _) | Arg::Output(n, _, _) | Arg::Table(n, _) | Arg::Scalar(n, _) => n,
+            Arg::Input(n, _)
+            | Arg::Output(n, _, _)
+            | Arg::Streamed(n, _, _)
+            | Arg::Table(n, _)
+            | Arg::Scalar(n, _) => n,
         }
     }
 
     fn view(&self) -> Option<View<'a>> {
         match self {
-            Arg::Input(_, a) | Arg::Output(_, a, _) => Some(View {
+            Arg::Input(_, a) | Arg::Output(_, a, _) | Arg::Streamed(_, a, _) => Some(View {
                 ptr: a.ptr,
                 shape: &a.shape,
                 strides: &a.strides,
@@ -153,7 +160,7 @@ impl<'a> Arg<'a> {
     /// The Python objects that own the memory this parameter points into.
     fn owners(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
         match self {
-            Arg::Input(_, a) | Arg::Output(_, a, _) => vec![a.owner(py)],
+            Arg::Input(_, a) | Arg::Output(_, a, _) | Arg::Streamed(_, a, _) => vec![a.owner(py)],
             Arg::Table(_, t) => t.owners(py),
             Arg::Scalar(..) => Vec::new(),
         }
@@ -492,7 +499,7 @@ fn check_layout(kernel: &str, validator: &Validator, args: &[Arg]) -> PyResult<(
     }
     for (arg, param) in args.iter().zip(&validator.params) {
         let ok = match (arg, param) {
-            (Arg::Output(_, a, tile), ValidParamType::Tensor(t)) => {
+            (Arg::Output(_, a, tile) | Arg::Streamed(_, a, tile), ValidParamType::Tensor(t)) => {
                 t.element_type == a.elem.as_str() && t.shape == *tile
             }
             (Arg::Input(..) | Arg::Table(..), ValidParamType::Tensor(t)) => {
@@ -564,8 +571,10 @@ impl<'py> Launch<'py> {
         args: &[Arg],
     ) -> PyResult<Option<Completion>> {
         for arg in args {
-            if let Arg::Output(_, a, tile) = arg {
-                self.check_tile_grid(a, tile)?;
+            match arg {
+                Arg::Output(_, a, tile) => self.check_tile_grid(a, tile)?,
+                Arg::Streamed(_, a, _) => self.check_streamed_grid(a)?,
+                _ => {}
             }
         }
         let context = self.context()?;
@@ -616,7 +625,7 @@ impl<'py> Launch<'py> {
                 .iter()
                 .zip(&shapes)
                 .map(|(a, shape)| match a {
-                    Arg::Output(_, _, tile) => tile.clone(),
+                    Arg::Output(_, _, tile) | Arg::Streamed(_, _, tile) => tile.clone(),
                     _ => shape.clone(),
                 })
                 .collect();
@@ -636,7 +645,7 @@ impl<'py> Launch<'py> {
                     words.push(v.ptr);
                     words.extend(v.shape.iter().map(|&d| d as u32 as u64));
                     words.extend(v.strides.iter().map(|&s| s as u32 as u64));
-                    if let Arg::Output(_, _, tile) = arg {
+                    if let Arg::Output(_, _, tile) | Arg::Streamed(_, _, tile) = arg {
                         words.extend(tile.iter().map(|&t| t as u32 as u64));
                         words.extend(v.strides.iter().map(|&s| s as u32 as u64));
                     }

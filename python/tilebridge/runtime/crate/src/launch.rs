@@ -281,6 +281,19 @@ impl<'py> Launch<'py> {
         Ok(())
     }
 
+    /// An output a grid-stride loop over `ct.bid(0)` stores: blocks of another `ct.bid(1)` or
+    /// `ct.bid(2)` would store the same tiles, so the grid must be 1-D (any number of blocks).
+    pub(crate) fn check_streamed_grid(&self, out: &Array) -> PyResult<()> {
+        if (self.grid.1, self.grid.2) != (1, 1) {
+            return Err(argument(format!(
+                "kernel `{}` stores '{}' by a grid-stride loop over ct.bid(0), so its grid must be 1-D: \
+                 (n, 1, 1); got {:?}",
+                self.kernel, out.name, self.grid
+            )));
+        }
+        Ok(())
+    }
+
     /// An array the kernel addresses through pointers (gather/scatter): the translation fixes
     /// its last stride at 1, as cuTile Python's specialization for contiguous rows does, and
     /// computes element offsets in i32, so the last element must lie within 2^31 elements of

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ... import ir, module_items
 from ...rust_syntax import rust_name
+from .. import streams
 from ..bindings import Value
 from .registry import ct_op
 
@@ -311,6 +312,9 @@ def store_tile(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayPa
         raise w.error(node, "the index and the tile of ct.store differ in rank")
     tile = as_array_dtype(w, tile, array, out)
     set_rank(w.state, array, len(index), node)
+    streamed = streams.store(w, array, index, tile)
+    if streamed is not None:
+        return streamed
     own = _own_tile(w.state, array, index, tile.shape)
     if isinstance(own, str):
         return _unchecked_store(w, node, array, index, tile, own, out)
