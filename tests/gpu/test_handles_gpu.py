@@ -62,14 +62,14 @@ def test_other_stream_waits_for_the_writer(k):
     s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
     with torch.cuda.stream(s1):
         torch.cuda._sleep(200_000_000)  # about 0.1 s: s1 is slow
-        k.vector_add.launch(GRID, a, b, c, TILE=TILE, stream=s1)
+        # Kept: a Pending dropped unsynced waits for its launch on the host, which would order s2
+        # whatever its launcher does (so the test passed with the wait removed, on the H100).
+        first = k.vector_add.launch(GRID, a, b, c, TILE=TILE, stream=s1)
     p = k.vector_add.launch(GRID, c, a, d, TILE=TILE, stream=s2)
     if s1.query():
-        # Seen on the H100 (2026-12-05, 3 runs of 3): the host waited for s1's work somewhere before
-        # s2's launch returned, so s2 is ordered whatever its launcher does, and a launcher that
-        # dropped the wait would pass. Not found where yet: reported, not passed.
         pytest.xfail("s1 had finished when s2's launch returned: this run cannot tell the order")
     p.sync()
+    first.sync()
     torch.cuda.synchronize()
     expected = a.torch() + b.torch() + a.torch()
     assert not torch.equal(expected, before + a.torch())  # reading c early would give another result
