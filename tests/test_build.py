@@ -497,10 +497,13 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
     ext = tb.build(REPO / "tests" / "fixtures" / "unchecked_stores.py", quiet=True)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
-    assert "inside a loop" in meta["persistent_copy"].unsafe_reasons[0]
+    assert meta["persistent_copy"].safe  # one output streamed: cutile's checked persistent loop
+    assert "inside a loop" in meta["persistent_pair"].unsafe_reasons[0]
     assert "index component 0 is not a block index" in meta["reversed_copy"].unsafe_reasons[0]
-    for name, generics in (("persistent_copy", ["f32", "64", "256"]), ("reversed_copy", ["f32", "256"])):
-        ir, _ = ext._compile_only(name, generics, [("x", [1]), ("y", [1])], "sm_90")
+    for name, generics, arrays in (("persistent_copy", ["f32", "64", "256"], "xy"),
+                                   ("persistent_pair", ["f32", "64", "256"], "xyz"),
+                                   ("reversed_copy", ["f32", "256"], "xy")):
+        ir, _ = ext._compile_only(name, generics, [(a, [1]) for a in arrays], "sm_90")
         # no trap and no test of the index in the loop (each cost TileGym's persistent kernels 1.04x to 1.8x)
         assert "store_view_tko" in ir and "assert" not in ir and not re.search(r"\bif %", ir), ir
     # an array updated in place: loaded and stored through one mutable view, so one token chain
