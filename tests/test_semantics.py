@@ -237,6 +237,7 @@ STREAM_PARAMS = "x, y, z, N: ct.Constant[int], TILE: ct.Constant[int]"
 
 @pytest.mark.parametrize("store, after, streamed", [
     ("ct.store(y, index=(r, 0), tile=t * 2)", "", True),
+    ("if r % 2 == 0:\n        ct.store(y, index=(r, 0), tile=t * 2)", "", True),  # a runtime branch: as Python
     ("ct.store(y, index=(r, 1), tile=t * 2)", "", False),  # not the row's own tile
     ("ct.store(y, index=(r + 1, 0), tile=t * 2)", "", False),
     ("ct.store(y, index=(r, 0), tile=t * 2)\n    ct.store(z, index=(r, 0), tile=t)", "", False),  # another effect

@@ -85,11 +85,13 @@ def store(w: Walker, array: ir.ArrayParam, index: list[Value], tile: Value) -> V
     """The store as the loop's own: `y.store(tile, idx)` where it is the output's one store, at
     `(r, 0, ...)` with r the loop variable, inside the stream loop itself; None otherwise."""
     stream = w.state.stream
-    if stream is None or w.state.loops[-1:] != [stream.loop] or stream.array is not None:
-        return None
+    if stream is None or w.state.loops[-1:] != [stream.loop] or stream.array not in (None, array):
+        return None  # (the same array again: a branch around the store lowered a second time)
     use = w.state.uses[array.name]
     if use.stores != 1 or use.loads or array.view is not None or not 1 <= len(index) <= 3:
         return None
+    if array.listed or array.name in w.state.items:
+        return None  # an item of a list of arrays: each has its own view, no partition parameter
     if index[0].expr != ir.Var(stream.var) or not all(v.kind == "const" and v.py == 0 for v in index[1:]):
         return None
     stream.array = array
