@@ -43,10 +43,6 @@ class StreamLoop:
     array: ir.ArrayParam | None = None  # the output stored through it, once found
 
 
-def position(node: ast.For) -> tuple[int, int]:
-    return node.lineno, node.col_offset
-
-
 def candidate(w: Walker, node: ast.For, bounds: list[Value], loop: int) -> StreamLoop | None:
     """The loop as a stream over an output's tiles, if its shape allows: at the kernel's top level
     (not in a helper or another loop), `range(ct.bid(0), P, ct.num_blocks(0))` with P an integer
@@ -71,7 +67,7 @@ def candidate(w: Walker, node: ast.For, bounds: list[Value], loop: int) -> Strea
         if isinstance(n, ast.Call) and ast.unparse(n.func).split(".")[-1] in ("print", "printf"):
             return None
     var = rust_name(target)
-    return StreamLoop(loop, var, w.state.fresh(f"{var}_tile"), stop_node.id, position(node))
+    return StreamLoop(loop, var, w.state.fresh(f"{var}_tile"), stop_node.id, (node.lineno, node.col_offset))
 
 
 def survey_approves(w: Walker, stream: StreamLoop, first_access: int) -> None:
@@ -81,9 +77,10 @@ def survey_approves(w: Walker, stream: StreamLoop, first_access: int) -> None:
         w.state.stream_loops.add(stream.where)
 
 
-def store(w: Walker, array: ir.ArrayParam, index: list[Value], tile: Value) -> Value | None:
-    """The store as the loop's own: `y.store(tile, idx)` where it is the output's one store, at
-    `(r, 0, ...)` with r the loop variable, inside the stream loop itself; None otherwise."""
+def claim(w: Walker, array: ir.ArrayParam, index: list[Value]) -> str | None:
+    """The index the loop mints, where this store is the loop's own: the output's one store, at
+    `(r, 0, ...)` with r the loop variable, inside the stream loop itself (then `array` is
+    streamed); None otherwise."""
     stream = w.state.stream
     if stream is None or w.state.loops[-1:] != [stream.loop] or stream.array not in (None, array):
         return None  # (the same array again: a branch around the store lowered a second time)
@@ -95,13 +92,8 @@ def store(w: Walker, array: ir.ArrayParam, index: list[Value], tile: Value) -> V
     if index[0].expr != ir.Var(stream.var) or not all(v.kind == "const" and v.py == 0 for v in index[1:]):
         return None
     stream.array = array
-    array.written = True
-    array.tile = tile.shape
     array.streamed = stream.stop
-    for d in tile.shape:
-        if isinstance(d, str):
-            w.state.mark_tile_dim(d)
-    return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr, ir.Var(stream.index))))
+    return stream.index
 
 
 def loop(stream: StreamLoop, body: list[ir.Stmt], line: int) -> ir.TileLoop:

@@ -312,9 +312,10 @@ def store_tile(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayPa
         raise w.error(node, "the index and the tile of ct.store differ in rank")
     tile = as_array_dtype(w, tile, array, out)
     set_rank(w.state, array, len(index), node)
-    streamed = streams.store(w, array, index, tile)
-    if streamed is not None:
-        return streamed
+    minted = streams.claim(w, array, index)
+    if minted is not None:  # `y.store(tile, idx)` with the index the loop's `iter_indices` mints
+        _partitioned_output(w.state, array, tile.shape)
+        return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr, ir.Var(minted))))
     own = _own_tile(w.state, array, index, tile.shape)
     if isinstance(own, str):
         return _unchecked_store(w, node, array, index, tile, own, out)
