@@ -123,9 +123,9 @@ def launcher(kernel: ir.KernelIR) -> dict:
             checks.append(f"// the kernel stores `{p.name}` at its block indices in another order, or split: as a view")
             checks.append(f'let {n} = {n}.block_view("{shown}", &[{", ".join(block_dims(p.view))}], &[{divisors}])?;')
         if p.streamed is not None:
-            n, tile0 = rust_name(p.name), rust_name(p.tile[0]) if isinstance(p.tile[0], str) else p.tile[0]
+            n = rust_name(p.name)
             checks.append(f"// the kernel stores `{p.name}` by a grid-stride loop over its first {p.streamed} tiles")
-            rows = f"{rust_name(p.streamed)} as i64" + ("" if tile0 == 1 else f" * {tile0} as i64")
+            rows = f"{rust_name(p.streamed)} as i64" + ("" if p.tile[0] == 1 else f" * {_dim(p.tile[0])} as i64")
             checks.append(f"let {n} = {n}.first_rows({rows});")
     # A partitioned output's tiles fix the grid: `Launch::submit` checks it (a streamed one: 1-D).
     for p in kernel.arrays:
@@ -154,6 +154,11 @@ def launcher(kernel: ir.KernelIR) -> dict:
         "checks": checks,
         **submission(kernel),
     }
+
+
+def _dim(d: ir.Dim) -> str:
+    """A tile dimension as the launcher spells it: a number, or the constant's variable."""
+    return rust_name(d) if isinstance(d, str) else str(d)
 
 
 def block_dims(view: ir.BlockView) -> list[str]:
@@ -250,7 +255,7 @@ def submission(kernel: ir.KernelIR) -> dict:
             args.append(f'Arg::Table("{n}", &{n}_table)')
         elif isinstance(p, ir.ArrayParam):
             if p.written and p.tile is not None:
-                tile = ", ".join(rust_name(d) if isinstance(d, str) else str(d) for d in p.tile)
+                tile = ", ".join(_dim(d) for d in p.tile)
                 kind = "Streamed" if p.streamed is not None else "Output"
                 args.append(f'Arg::{kind}("{n}", &{n}, vec![{tile}])')
             else:
