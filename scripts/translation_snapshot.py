@@ -46,7 +46,7 @@ def write_crate(out: Path, name: str, target, **kwargs) -> None:
 
 def coverage_view(out: Path, path: Path, launches) -> None:
     """What `tilebridge coverage` computes before it builds: per kernel, its analysis verdicts and
-    specializations; then the crate it builds (one dtype per array)."""
+    specializations; then the crate it builds (each array for the dtypes `coverage.built_dtypes` gives)."""
     folder = out / "coverage" / path.stem
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -54,7 +54,7 @@ def coverage_view(out: Path, path: Path, launches) -> None:
     except Exception as e:
         (folder / "ERROR").write_text(f"cannot read: {e}\n")
         return
-    translated, dtypes = [], {}
+    translated, kirs = [], []
     for k in kernels:
         name = k._pyfunc.__name__
         try:
@@ -68,10 +68,9 @@ def coverage_view(out: Path, path: Path, launches) -> None:
                                       for s in specs]}
         (folder / f"{name}.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
         translated.append(k)
-        for a, ds in coverage.one_dtype_per_array([kir]).items():
-            dtypes.setdefault(a, [])
-            dtypes[a] += [d for d in ds if d not in dtypes[a]]
+        kirs.append(kir)
     if translated:
+        dtypes = coverage.built_dtypes(kirs, launches)
         write_crate(out / "coverage", f"{path.stem}.crate", translated, dtypes=dtypes,
                     module="tbcov_" + path.stem + "_rs")
 

@@ -319,7 +319,7 @@ def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow
         if not translated:
             continue
         module = "tbcov_" + re.sub(r"\W", "_", path.stem) + "_rs"
-        dtypes = one_dtype_per_array([kir for _, _, kir in translated], recorded)
+        dtypes = built_dtypes([kir for _, _, kir in translated], recorded)
         dtypes.update({p: ds for p, ds in scalars.items() if p not in dtypes})
         try:
             # Built unoptimized and never installed: coverage compiles kernels, it never launches them.
@@ -354,7 +354,7 @@ def unsafe_blocks(generated: str, kernel: str) -> int:
     return len(re.findall(r"\bunsafe \{", generated[found.start():None if end < 0 else end]))
 
 
-def one_dtype_per_array(kirs: list[ir.KernelIR], recorded: Sequence[launches.Launch] = ()) -> dict[str, list[str]]:
+def built_dtypes(kirs: list[ir.KernelIR], recorded: Sequence[launches.Launch] = ()) -> dict[str, list[str]]:
     """The dtypes coverage builds each array parameter for: the one its default specialization
     compiles at, and those its recorded launches passed (a kernel translated for one integer type
     alone converts it as the identity, which another type's specialization cannot compile; arrays
