@@ -15,14 +15,14 @@ from ... import dtypes
 from ...dtypes import COMPUTED_ARRAY_DTYPES, INDEX_ARRAY_DTYPES, MOVED_ARRAY_DTYPES
 from ...errors import TranslationError
 from .. import ir
-
-if TYPE_CHECKING:
-    from .streams import StreamLoop
 from ..frontend import KernelSource
 from ..rust_syntax import rust_name
 from .bindings import ArrayUse, Binding, Value
 from .dtype_classes import DTypeUnion
 from .facts import steps_with
+
+if TYPE_CHECKING:
+    from .streams import StreamLoop
 
 
 @dataclass
