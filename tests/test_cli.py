@@ -1,5 +1,6 @@
 """The `tilebridge` command's subcommands (`build` and `check` are in test_build.py, `build --aot` in
-test_aot.py, `chart` in test_bench_report.py; `bench` needs a GPU: tests/gpu/run.sh runs it)."""
+test_aot.py, `chart` in test_bench_report.py; `bench` times on a GPU, so here only that it says so
+without one)."""
 
 import ctypes.util
 import re
