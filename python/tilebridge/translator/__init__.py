@@ -14,7 +14,7 @@ from . import emit, frontend, ir, lower, oracle, recorded_launches, specializati
 from .emit import CrateFiles
 from ..errors import TranslationError
 
-__all__ = ["translate", "CrateFiles", "TranslationError", "default_module_name"]
+__all__ = ["translate", "assemble", "lower_checked", "CrateFiles", "TranslationError", "default_module_name"]
 
 
 def default_module_name(target: Any) -> str:
@@ -55,7 +55,7 @@ def translate(
     kernels, skipped = [], []
     for src in sources:
         try:
-            for kernel in _lowered(src, dtypes, lift_gathers, launches):
+            for kernel in lower_checked(src, dtypes, lift_gathers, launches):
                 _check_distinct_name(kernel, kernels)
                 kernels.append(kernel)
         except TranslationError as e:
@@ -70,8 +70,15 @@ def translate(
     if not kernels:
         raise TranslationError("no kernel could be translated:\n  " + "\n  ".join(skipped))
     source = sources[0].display_file if len({s.filename for s in sources}) == 1 else "several files"
-    crate = emit.render_crate(kernels, module or default_module_name(target), runtime_path, source)
+    crate = assemble(kernels, module or default_module_name(target), runtime_path, source)
     crate.skipped = skipped
+    return crate
+
+
+def assemble(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
+    """The crate of kernels already lowered and checked (`lower_checked`), `source` naming where
+    they come from."""
+    crate = emit.render_crate(kernels, module, runtime_path, source)
     crate.specializations = {k.name: k.compiled_at for k in kernels}
     crate.shipments = {k.name: k.shipments for k in kernels}
     crate.not_shipped = {k.name: k.not_shipped for k in kernels if k.not_shipped}
@@ -82,7 +89,7 @@ def translate(
 MAX_SCALAR_VARIANTS = 2
 
 
-def _lowered(src: frontend.KernelSource, dtypes: Mapping[str, Sequence[Any]] | None, lift_gathers: bool,
+def lower_checked(src: frontend.KernelSource, dtypes: Mapping[str, Sequence[Any]] | None, lift_gathers: bool,
              launches: Sequence[recorded_launches.Launch]) -> list[ir.KernelIR]:
     """One kernel's IR, checked against cuTile Python; for unannotated scalar parameters, which
     cuTile Python types from each launch's value, one variant per type they may have (int: i32,
