@@ -373,6 +373,39 @@ def test_gathers_lower_as_cuda_tile_python_does(tmp_path):
     assert "Tile<f64," in either[either.index("fn rows"):]
 
 
+def test_a_zero_padded_gather_takes_only_dtypes_cutile_makes_constants_of(tmp_path):
+    """cutile 0.5.0's JIT makes no constant of int8, uint8, int16 or bool (found by the fuzz
+    campaign: "Unsupported constant type i8 zero"): a gather padded with zero is built for none of
+    them, one stated int32 translates, and one stated int8 is refused, naming why."""
+    (tmp_path / "moved.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\n"
+        "def shifted(x, y, TM: ct.Constant[int]):\n"
+        "    t = ct.gather(x, ct.arange(TM, dtype=ct.int32) + ct.bid(0) * TM + 1)\n"
+        "    ct.store(y, index=(ct.bid(0),), tile=t)\n")
+    meta = ExtensionMetadata.from_json(tb.translate(tmp_path / "moved.py", runtime_path=RUNTIME_CRATE).files[
+        "tilebridge.json"]).kernels["shifted"]
+    (taken,) = {tuple(ds) for ds in meta.dtypes.values()}
+    assert "f16" in taken and not {"i8", "u8", "i16", "bool"} & set(taken)
+    tb.translate(tmp_path / "moved.py", runtime_path=RUNTIME_CRATE, dtypes={"x": ["int32"], "y": ["int32"]})
+    with pytest.raises(tb.TranslationError, match=r"moved.py:6:9: cutile 0.5.0 makes no constant of i8, which this "
+                                                  r"kernel needs \(a zero padding\)"):
+        tb.translate(tmp_path / "moved.py", runtime_path=RUNTIME_CRATE, dtypes={"x": ["int8"], "y": ["int8"]})
+
+
+def test_int64_literals_beyond_int32_are_built_from_pieces():
+    """cutile 0.5.0's JIT parses every integer literal as an i32: an i64 beyond that range is a sum
+    of products of i32-sized literals, whatever its value (the type's extremes included)."""
+    from tilebridge.translator.emit.rust_expr import rust_expr
+    from tilebridge.translator.rust_syntax import int_literal
+
+    for value in (2 ** 31, -2 ** 31, 2 ** 32 - 1, 2 ** 40 + 12345, -(2 ** 40) - 7, 2 ** 63 - 1, -2 ** 63):
+        text = rust_expr(int_literal(value, "i64"))
+        literals = [int(t) for t in __import__("re").findall(r"-?\d+(?=i64)", text)]
+        assert all(-2 ** 31 < v < 2 ** 31 for v in literals), text
+        assert eval(text.replace("i64", "")) == value, text
+    assert rust_expr(int_literal(7, "i64")) == "7i64" and rust_expr(int_literal(-2 ** 31, "i32")) == "-2147483647i32 - 1i32"
+
+
 def test_a_parameter_named_like_a_launcher_argument_is_refused(tmp_path):
     """A launcher takes `stream=`, `sync=`, `hints=` and `after=` for itself: a kernel parameter
     of one of those names would be a second Rust argument of that name (a compile error)."""

@@ -66,6 +66,9 @@ ARRAY_DTYPES: dict[str, DType] = {d.name: d for d in _TABLE if d.variant}
 COMPUTED_ARRAY_DTYPES = ("f32", "f16", "bf16")
 MOVED_ARRAY_DTYPES = tuple(ARRAY_DTYPES)
 INDEX_ARRAY_DTYPES = ("i32", "i64")
+# The dtypes cutile 0.5.0's JIT makes Tile IR constants of (`constant`, `E::ZERO`): not the 8- and
+# 16-bit integers, nor bool (its `compiler/shared_utils.rs`).
+CONSTANT_DTYPES = ("f32", "f16", "bf16", "f64", "i32", "i64", "f8e4m3fn", "f8e5m2")
 
 # Floats by promotion rank: of two floats of different rank, the wider wins.
 FLOAT_RANK = {d.name: d.float_rank for d in sorted(_TABLE, key=lambda d: -(d.float_rank or 0)) if d.float_rank}

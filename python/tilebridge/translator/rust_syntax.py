@@ -38,7 +38,16 @@ def number_literal(value: int | float, dtype: str) -> ir.Lit | ir.Binary:
 
 def int_literal(value: int, dtype: str) -> ir.Lit | ir.Binary:
     """An integer as a Rust literal of `dtype` (`3i32`); the type's minimum as `-2147483647i32 - 1i32`,
-    as `-2147483648i32` is the negation of a literal out of range (cutile's JIT fails to parse it)."""
+    as `-2147483648i32` is the negation of a literal out of range (cutile's JIT fails to parse it);
+    an i64 beyond the i32 range as a sum of products of i32-sized literals (below)."""
+    if dtype == "i64" and not -2 ** 31 < value < 2 ** 31:
+        # cutile 0.5.0's JIT reads every integer literal as an i32 (compile_expression.rs): a wider one
+        # is built from 16-bit pieces, which tileiras folds back into one constant.
+        high, middle, low = value >> 32, (value >> 16) & 0xFFFF, value & 0xFFFF
+        top = ir.Binary("-", ir.Lit("-2147483647i64"), ir.Lit("1i64")) if high == -2 ** 31 else ir.Lit(f"{high}i64")
+        piece = ir.Binary("*", ir.Binary("*", top, ir.Lit("65536i64")), ir.Lit("65536i64"))
+        return ir.Binary("+", ir.Binary("+", piece, ir.Binary("*", ir.Lit(f"{middle}i64"), ir.Lit("65536i64"))),
+                         ir.Lit(f"{low}i64"))
     if dtype[0] == "i" and value == -2 ** (int(dtype[1:]) - 1):
         return ir.Binary("-", ir.Lit(f"{value + 1}{dtype}"), ir.Lit(f"1{dtype}"))
     return ir.Lit(f"{value}{dtype}")

@@ -14,6 +14,7 @@ from .. import ir
 from ..rust_syntax import float_literal, int_literal, number_literal, rust_name
 from .bindings import Binding, Value
 from .facts import fold, show_type, with_article
+from .integers import Integers
 from .promotions import Promotions
 from .state import KernelState
 
@@ -22,7 +23,7 @@ RUST_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.F
                   ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 
 
-class Semantics(Promotions):
+class Semantics(Promotions, Integers):
     """The typing rules of one kernel's lowering (its dtype classes and facts live in `state`)."""
 
     def __init__(self, state: KernelState):
@@ -239,14 +240,22 @@ class Semantics(Promotions):
         self.narrow_conversion(val, dtype)
         if self.state.union.find(dtype) in ("i32", "i64"):
             self.integer(val.dtype)  # an array's values taken as integers
-        if self.int_tile(val.dtype) and self.int_tile(dtype):
-            if self.state.pinned(val.dtype) is not None and self.state.pinned(val.dtype) == self.state.pinned(dtype):
+        if self.holds_integers(val.dtype) and self.holds_integers(dtype):
+            have, want = self.state.pinned(val.dtype), self.state.pinned(dtype)
+            if have is not None and have == want:
                 # One integer type at every launch (e.g. an index array stated int32): convert_tile is
                 # the identity, and tileiras keeps what it knows of the value (its divisibility).
                 return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
-            # cutile 0.5.0 converts no integer to another integer type (its convert_tile does identity
-            # and int <-> float only), and an index array's is i32 or i64 as launched: through f64,
-            # exact below 2**53.
+            if have in dtypes.DTYPES and want in dtypes.DTYPES:
+                # cutile's convert_tile converts no integer to another integer type: widening is exti
+                # (signed or not as the source is), narrowing trunci (wrapping, as astype does), a
+                # change of sign at one width a bitcast.
+                wider = dtypes.DTYPES[want].itemsize - dtypes.DTYPES[have].itemsize
+                if wider < 0:
+                    return self.narrow_integers(val, have, dtype, out, hint)
+                call = ir.Call("exti" if wider > 0 else "bitcast", (val.expr,))
+                return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), call)
+            # An index array's type is i32 or i64 as launched: through f64, exact below 2**53.
             wide = self.bind_temp(out, hint, ir.TileType("f64", val.shape), ir.Call("convert_tile", (val.expr,)))
             return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (wide.expr,)))
         if self.state.union.find(val.dtype) == "bool":
@@ -261,8 +270,9 @@ class Semantics(Promotions):
                node: ast.AST) -> Value:
         """A compile-time or scalar value as a tile of `dtype` and `shape`."""
         if val.kind == "const":
+            pinned = self.state.pinned(dtype)
             concrete = dtype if dtype in FLOAT_RANK or dtype in ("i32", "i64") else (
-                "i32" if self.index_class(dtype) else "f32")
+                pinned if pinned in ("i32", "i64") else "i32" if self.index_class(dtype) else "f32")
             if concrete in ("f16", "bf16", "tf32"):
                 concrete = "f32"
             if concrete in FLOAT_RANK:
@@ -281,7 +291,8 @@ class Semantics(Promotions):
                 tile_is_float = dtype in FLOAT_RANK or self.generic(dtype)
                 if not tile_is_float and self.state.survey and self.state.union.find(val.dtype).startswith("$"):
                     self.integer(val.dtype)  # an array's value (`.item()`) with an integer tile
-                elif not tile_is_float:  # a float scalar with an integer tile
+                elif not tile_is_float and not (self.holds_integers(val.dtype) and self.holds_integers(dtype)):
+                    # a float scalar with an integer tile (an integer one is converted: `convert`)
                     raise self.error(node, f"a {val.dtype} scalar cannot combine with a {dtype} tile")
                 return self.convert(self.named(tile, out, hint), dtype, out, hint)
             return tile
@@ -330,25 +341,6 @@ class Semantics(Promotions):
         """A tile dimension, as a number where this branch knows the ct.Constant naming it."""
         return self.state.facts.get(ir.Var(rust_name(d)), d) if isinstance(d, str) else d
 
-    def integer(self, dtype: str) -> bool:
-        """Whether values of `dtype` are integers. Of an array's dtype, asked where the kernel uses
-        them as integers only (an index, a bound, `//`, `%`, bits, equality with integers): this
-        makes the array an index array, which the launcher takes as int32 or int64."""
-        root = self.state.union.find(dtype)
-        if root.startswith("$"):
-            self.state.int_arrays.update(a for a in self.state.arrays if self.state.union.find(f"${a}") == root)
-            return True
-        return root in ("i32", "i64", "i16", "i8", "u8")
-
-    def int_tile(self, dtype: str) -> bool:
-        """Whether tiles of `dtype` hold integers: a concrete integer dtype, or an index array's."""
-        return self.state.union.find(dtype) in ("i32", "i64") or self.index_class(dtype)
-
-    def index_class(self, dtype: str) -> bool:
-        """Whether `dtype` is the dtype of an index array (see `_integer`), without making it one."""
-        root = self.state.union.find(dtype)
-        return root.startswith("$") and any(self.state.union.find(f"${a}") == root for a in self.state.int_arrays)
-
     def common_dtype(self, a: str, b: str, node: ast.AST, promote: bool = False) -> str:
         """The dtype tiles of dtypes `a` and `b` meet in. Where both are arrays' (float) dtypes and
         the operation converts its operands (`promote`: arithmetic, comparisons, `ct.where`,
@@ -389,6 +381,10 @@ class Semantics(Promotions):
             # an array's float dtype with a concrete one (an f16 tile, an i32 count): their
             # promotion at each launch, as cuTile Python's (the survey goes on with the array's)
             return generic if self.state.survey else self.promotion(classes | {concrete})
+        pinned = self.state.pinned(generic)
+        if promote and pinned in dtypes.DTYPES and dtypes.promote(pinned, concrete) is not None:
+            # an array of one dtype at every launch (stated): the promotion of that dtype
+            return generic if self.state.survey else dtypes.promote(pinned, concrete)
         if self.generic(ra) or self.generic(rb):
             raise self.error(node, f"this mixes a tile of an array's dtype with a {concrete} tile; "
                                    "make the dtypes explicit with .astype()")
@@ -511,79 +507,6 @@ class Semantics(Promotions):
         if v.kind == "scalar" and v.dtype in ("i32", "i64"):
             return self.bind_temp(out, f"{hint}_f32", ir.ScalarType("f32"), ir.Call("convert_scalar", (v.expr,)))
         return v
-
-    def floor_quotient(self, a: ir.Expr, b: ir.Expr, dt: str, hint: str, out: list[ir.Stmt]) -> Value:
-        """`a // b` of two integer scalars as Python floors it, where cutile's integer `/` truncates:
-        Tile IR's `divi` rounding toward negative infinity on 0-d tiles, as cuTile Python emits it,
-        one operation and no branch in every trip of a persistent loop's tile-index arithmetic."""
-        ta, tb = (self.bind_temp(out, f"{hint}_{what}", ir.TileType(dt, ()), ir.Call("scalar_to_tile", (v,))).expr
-                  for v, what in ((a, "dividend"), (b, "divisor")))
-        floor = self.bind_temp(out, f"{hint}_floor", ir.TileType(dt, ()),
-                                ir.Call("divi", (ta, tb, ir.Lit("rounding::NegativeInf"))))
-        return self.scalar_of(floor, out, hint)
-
-    def require_positive(self, divisor: Value, scalar: bool = False) -> None:
-        """A ct.Constant divisor is checked positive at launch, which makes quotients and
-        remainders of non-negative values non-negative. Not a scalar division under a runtime
-        condition (`h // G if G > 0 else h`): that one gets Python's floor correction instead."""
-        if scalar and self.state.guarded:
-            return
-        if divisor.kind == "scalar" and divisor.dim is not None:
-            for p in self.state.params:
-                if isinstance(p, ir.ConstParam) and p.name == divisor.dim:
-                    p.positive = True
-            divisor.nonneg = True
-
-    def tile_mod(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
-        type_, a, b = self.tile_operands(node, lhs, rhs, out, hint)
-        dt = self.state.union.find(type_.dtype)
-        if self.float_only(dt):
-            return self.float_mod(type_, a, b, out, hint, node)
-        self.require_positive(rhs)
-        if not self.integer(dt):
-            raise self.error(node, "% on tiles that may be floats or integers is not supported yet")
-        rem = self.bind_temp(out, f"{hint}_rem", type_, ir.Call("remi", (a, b)))
-        if self.nonneg(lhs) and self.nonneg(rhs):
-            rem.nonneg = True
-            return rem  # C's remainder equals Python's for non-negative operands
-        if not self.nonneg(rhs):
-            raise self.error(node, "% of tiles by a divisor that may be negative is not supported yet")
-        # A positive divisor: Python adds it to a negative remainder.
-        zero = self.splat(Value("const", py=0), dt, type_.shape, out, hint, node)
-        negative = ir.Call("lt_tile", (rem.expr, zero.expr))
-        return self.bind_temp(out, f"{hint}_mod", type_, ir.Call("select", (negative, ir.Binary("+", rem.expr, b),
-                                                                             rem.expr)))
-
-    def float_mod(self, type_: ir.TileType, a: ir.Expr, b: ir.Expr, out: list[ir.Stmt], hint: str,
-                  node: ast.AST) -> Value:
-        """Python's % of float tiles, as cuTile Python computes it: C's remainder, plus the divisor
-        where the remainder is not zero and its sign differs from the divisor's."""
-        divisor = self.named(Value("tile", type_, b), out, f"{hint}_divisor")
-        rem = self.bind_temp(out, f"{hint}_rem", type_, ir.Call("remf", (a, divisor.expr)))
-        zero = self.named(self.splat(Value("const", py=0), type_.dtype, type_.shape, out, hint, node), out, hint)
-        signs_differ = ir.Call("xori", (ir.Call("lt_tile", (rem.expr, zero.expr)),
-                                        ir.Call("lt_tile", (divisor.expr, zero.expr))))
-        fix = self.bind_temp(out, f"{hint}_fix", ir.TileType("bool", type_.shape),
-                             ir.Call("andi", (signs_differ, ir.Call("ne_tile", (rem.expr, zero.expr)))))
-        return self.bind_temp(out, f"{hint}_mod", type_, ir.Call("select", (
-            fix.expr, ir.Binary("+", rem.expr, divisor.expr), rem.expr)))
-
-    def scalar_mod(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
-        if "tile" in (lhs.kind, rhs.kind):
-            return self.tile_mod(node, lhs, rhs, out, hint)
-        self.require_positive(rhs, scalar=True)
-        rem = self.scalar_binop(node, "%", lhs, rhs)
-        if rem.dtype not in ("i32", "i64"):
-            raise self.error(node, "% of floats is not supported yet")
-        if self.nonneg(lhs) and self.nonneg(rhs) and not (rhs.kind == "const" and rhs.py == 0):
-            rem.nonneg = True
-            return rem  # C's remainder equals Python's for non-negative operands
-        # Python's % takes the sign of the divisor: a - (a // b) * b, with the floored quotient,
-        # branch-free (a runtime `if` in Rust is a Tile IR `if` region).
-        dividend, divisor = rem.expr.lhs, rem.expr.rhs
-        quotient = self.floor_quotient(dividend, divisor, rem.dtype, f"{hint}_quot", out)
-        return self.bind_temp(out, f"{hint}_mod", ir.ScalarType(rem.dtype),
-                               ir.Binary("-", dividend, ir.Binary("*", quotient.expr, divisor)))
 
     def scalar_binop(self, node: ast.expr, op: str, lhs: Value, rhs: Value) -> Value:
         for v in (lhs, rhs):
@@ -715,7 +638,7 @@ class Semantics(Promotions):
         (a parameter, a block id, a value computed from them) is a 0-d tile of its own dtype: an
         integer one takes the dtype of a float tile, a float one makes an integer tile float, and
         two floats or two integers promote (an f16 tile times a float parameter is f32)."""
-        if other.kind == "const" and isinstance(other.py, float) and self.int_tile(tile):
+        if other.kind == "const" and isinstance(other.py, float) and self.holds_integers(tile):
             return "f32"  # a float number beside integers: the float category wins, as f32
         if other.kind != "scalar" or other.weak:
             return tile

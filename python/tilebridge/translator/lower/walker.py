@@ -651,6 +651,8 @@ class Walker:
                 recv = self.expr(func.value, out, hint)
                 if recv.kind == "tile":
                     return self.computed(func.attr, tiles.tile_method(self, node, recv, func.attr, out, hint))
+                if recv.kind in ("scalar", "const") and func.attr == "astype":  # a scalar is a 0-d tile
+                    return tiles.scalar_astype(self, node, recv, out, hint)
             if recv.kind != "static":
                 raise self.error(node, f"method '{func.attr}' of a {recv.kind} is not supported")
             try:

@@ -101,7 +101,7 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     if unsafe is None:
         return _checked_gather(w, node, args, array, pad, indices, latency or 0, out, hint)
     shape, ptrs, mask = pointers(w, node, array, args, write=False, out=out, hint=hint, indices=indices)
-    padding = _gather_padding(w, pad, array, shape, out) if mask is not None else None
+    padding = _gather_padding(w, node, pad, array, shape, out) if mask is not None else None
     w.state.unsafe(*unsafe)
     why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
            "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
@@ -150,7 +150,7 @@ def _checked_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam,
     array.strided = True
     lanes = [_lane(w, node, item, shape, out).expr for item in items]
     mask = _user_mask(w, args, shape, out)
-    padding = _gather_padding(w, pad, array, shape, out)
+    padding = _gather_padding(w, node, pad, array, shape, out)
     gather = ir.Call(module_items.gather(len(items), len(shape), mask is not None, latency), (
         ir.Var(rust_name(array.name)), *(stride_param(array, a) for a in range(len(items) - 1)), *lanes,
         *([mask] if mask is not None else []), padding))
@@ -184,13 +184,14 @@ def bind_loaded(w: Walker, tile_type: ir.TileType, access: ir.Expr, token: ir.Va
     return Value("tile", tile_type, ir.Var(name))
 
 
-def _gather_padding(w: Walker, pad: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr:
+def _gather_padding(w: Walker, node: ast.Call, pad: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr:
     """What a masked-off lane of a gather reads: a scalar for a 0-d gather, else a tile of its
     shape. Zero is a Tile IR constant (`E::ZERO`, the one constant cutile's ElementType names),
     as cuTile Python makes it: tileiras turns a masked load padded with a constant zero into
     zero-filling async copies, but selects lane by lane where the padding is a converted value."""
     x = rust_name(array.name)
     if pad.kind == "const" and pad.py == 0 and shape:
+        w.sem.needs_constants(f"${array.name}", node)
         return w.sem.bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape), ir.Call(
             "constant", (ir.TypeConst(f"${array.name}", "ZERO"), ir.Shape(shape)))).expr
     given = pad.expr if pad.kind == "scalar" else float_literal(float(pad.py))

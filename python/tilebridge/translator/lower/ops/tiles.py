@@ -133,6 +133,17 @@ def ct_astype(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.sem.convert(w.as_tile(x, args["x"], out, hint), dtype, out, hint)
 
 
+def scalar_astype(w: Walker, node: ast.Call, x: Value, out, hint) -> Value:
+    """`n.astype(dtype)` of a scalar or a number, as `ct.astype(n, dtype)`: cuTile Python's scalars
+    are 0-d tiles."""
+    if len(node.args) != 1 or node.keywords:
+        raise w.error(node, "astype takes one dtype")
+    dtype = w.dtype_arg(node.args[0], out)
+    if x.kind == "const":
+        return _number_as(w, node, x, dtype, out, hint)
+    return w.sem.convert(w.as_tile(x, node, out, hint), dtype, out, hint)
+
+
 def _number_as(w: Walker, node: ast.Call, x: Value, dtype: str, out, hint) -> Value:
     """`ct.astype(7, ct.float16)` as cuTile Python computes it: a number already of the dtype it
     types the literal (an int is i32, a float f32) is left a number; any other becomes a constant
@@ -329,11 +340,16 @@ def ct_rsqrt(w: Walker, node: ast.Call, out, hint) -> Value:
     return Value("tile", x.type, ir.Call("rsqrt", (x.expr, ir.Lit(_ftz(w, args.get("flush_to_zero"), out)))))
 
 
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def _reduce(w: Walker, node: ast.Call, func: str, out, hint) -> Value:
     args = w.call_args(node, ["x", "axis", "keepdims"], 1)
     x = w.tile_arg(args["x"], out, hint)
     rank = len(x.shape)
-    axis_val = w.expr(args["axis"], out) if "axis" in args else Value("const", py=None)
+    given = args.get("axis")
+    axis_val = Value("const", py=None) if given is None or _is_none(given) else w.expr(given, out)
     keep = w.expr(args["keepdims"], out).py if "keepdims" in args else False
     axes = list(range(rank)) if axis_val.py is None else (
         [w.sem.int_const(a, node) for a in axis_val.py] if axis_val.kind == "tuple" else [w.sem.int_const(axis_val, node)])
@@ -402,15 +418,33 @@ def ct_matmul(w: Walker, node: ast.Call, out, hint) -> Value:
 
 @ct_op("arange")
 def ct_arange(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["size", "dtype"], 1)
+    """`start + step * [0, 1, ..., size - 1]` of `dtype`, as cuTile Python makes it: an integer iota
+    converted to `dtype`, times `step` and plus `start` (each converted to `dtype`) where they are
+    not the defaults."""
+    args = w.call_args(node, ["size", "dtype", "start", "step"], 1)
     shape = w.dims(ast.copy_location(ast.Tuple(elts=[args["size"]], ctx=ast.Load()), node), out)
     dtype = w.dtype_arg(args["dtype"], out) if "dtype" in args else "i32"
-    if dtype not in ("i32", "i64"):
-        raise w.error(node, f"ct.arange of dtype {dtype} is not supported yet: cutile's iota makes i32 or i64 tiles")
-    iota = w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
-    iota.iota_offset = Value("const", py=0)
-    iota.nonneg = True
-    return iota
+    start = w.expr(args["start"], out) if "start" in args else Value("const", py=0)
+    step = w.expr(args["step"], out) if "step" in args else Value("const", py=1)
+    for v, name in ((start, "start"), (step, "step")):
+        if v.kind not in ("const", "scalar") or (v.kind == "const" and type(v.py) not in (int, float)):
+            raise w.error(node, f"ct.arange's {name} must be a number or a scalar")
+    if dtype not in ("i32", "i64", "f32", "f64", "f16", "bf16"):
+        raise w.error(node, f"ct.arange of dtype {dtype} is not supported yet")
+    iota_dtype = dtype if dtype in ("i32", "i64") else "i32"
+    iota = w.sem.bind_temp(out, hint, ir.TileType(iota_dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
+    if iota_dtype != dtype:
+        iota = w.sem.convert(iota, dtype, out, hint)
+    if (start.kind, step.kind) == ("const", "const") and (start.py, step.py) == (0, 1):
+        iota.iota_offset = Value("const", py=0)
+        iota.nonneg = True
+        return iota
+    result = iota.expr
+    if not (step.kind == "const" and step.py == 1):
+        result = ir.Binary("*", result, w.sem.splat(step, dtype, shape, out, hint, node).expr)
+    if not (start.kind == "const" and start.py == 0):
+        result = ir.Binary("+", result, w.sem.splat(start, dtype, shape, out, hint, node).expr)
+    return w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), result)
 
 
 @ct_op("where")
@@ -439,7 +473,7 @@ def ct_where(w: Walker, node: ast.Call, out, hint) -> Value:
 @ct_op("reshape", moves=True)
 def ct_reshape(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "shape"], 2)
-    x = w.tile_arg(args["x"], out, hint)
+    x = w.tile_arg(args["x"], out, hint, numbers=True)
     shape = w.dims(args["shape"], out)
     return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
 
@@ -631,9 +665,10 @@ def ct_divmod(w: Walker, node: ast.Call, out, hint) -> Value:
 
 @ct_op("broadcast_to")
 def ct_broadcast_to(w: Walker, node: ast.Call, out, hint) -> Value:
-    """`x` broadcast to `shape` (numpy's rules: leading axes added, axes of 1 stretched)."""
+    """`x` (a tile, a scalar or a number) broadcast to `shape` (numpy's rules: leading axes added, axes
+    of 1 stretched)."""
     args = w.call_args(node, ["x", "shape"], 2)
-    x = w.tile_arg(args["x"], out, hint)
+    x = w.tile_arg(args["x"], out, hint, numbers=True)
     shape = w.dims(args["shape"], out)
     if len(x.shape) > len(shape) or w.sem.broadcast_shape(x.shape, shape, node) != shape:
         raise w.error(node, f"a tile of shape {x.shape} does not broadcast to {shape}")
