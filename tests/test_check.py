@@ -72,7 +72,9 @@ def test_a_launch_that_raises_fails_its_case_and_says_which_side():
 def test_every_fixture_kernel_has_a_case_the_gpu_round_runs():
     """Each kernel of a fixture file the GPU round builds is launched by that file's `cases(torch)`
     (read from the source: no torch here), and each such file is in the round; the two files left
-    out hold kernels that cannot run (refused ones, and one importing a package that exists nowhere)."""
+    out hold kernels that cannot run (refused ones, and one importing a package that exists nowhere).
+    A campaign file written by hand (`integers.py`) is built kernel by kernel at its launches'
+    dtypes (`tilebridge fuzz FILE`), and launches each of its kernels in `LAUNCHES`."""
     import ast
     import sys
     from pathlib import Path
@@ -81,7 +83,12 @@ def test_every_fixture_kernel_has_a_case_the_gpu_round_runs():
     from installed import FIXTURES
 
     folder = Path(__file__).parent / "fixtures"
-    assert {p.name for p in folder.glob("*.py")} - {p.name for p in FIXTURES} == {"unsupported.py", "torch_style.py"}
+    assert {p.name for p in folder.glob("*.py")} - {p.name for p in FIXTURES} == {"unsupported.py", "torch_style.py",
+                                                                                  "integers.py"}
+    campaign = ast.parse((folder / "integers.py").read_text())
+    launches = next(a.value for a in campaign.body if isinstance(a, ast.Assign) and a.targets[0].id == "LAUNCHES")
+    assert {f.name for f in campaign.body if isinstance(f, ast.FunctionDef) and f.name != "cases"} == \
+        {ast.literal_eval(launch.elts[0]) for launch in launches.elts}
     for path in FIXTURES:
         tree = ast.parse(path.read_text())
         kernels = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import re
 import sys
@@ -102,11 +103,17 @@ def _gpu_available() -> bool:
 def cmd_check(args) -> int:
     from .builder import build
     from .runtime.launch import extension_metadata
-    from .verifier.check import load_cases, run_case
+    from .verifier.check import kernel_name, load_cases, run_case
 
-    target = args.files if len(args.files) > 1 else args.files[0]
-    ext = build(target, module=_module(args), dtypes=_dtypes(args.dtype))
-    print(f"built and imported {ext.__name__}: kernels {', '.join(sorted(extension_metadata(ext).kernels))}")
+    if args.installed:  # extensions built elsewhere (a campaign's: `tilebridge fuzz --wheels`)
+        exts = [importlib.import_module(m) for m in args.installed]
+        print(f"imported {', '.join(e.__name__ for e in exts)}")
+    else:
+        target = args.files if len(args.files) > 1 else args.files[0]
+        exts = [build(target, module=_module(args), dtypes=_dtypes(args.dtype))]
+        print(f"built and imported {exts[0].__name__}: kernels "
+              f"{', '.join(sorted(extension_metadata(exts[0]).kernels))}")
+    holding = {k: e for e in reversed(exts) for k in extension_metadata(e).kernels}
     if not _gpu_available():
         print("no GPU here: translation and build checked; run on a GPU machine to compare outputs "
               "with cuTile Python")
@@ -114,7 +121,12 @@ def cmd_check(args) -> int:
     bad = 0
     for path in args.files:
         for kernel, grid, launch_args in load_cases(path):
-            result = run_case(ext, kernel, grid, launch_args)
+            name = kernel_name(kernel)
+            if name not in holding:
+                print(f"{name}: in no extension given")
+                bad += 1
+                continue
+            result = run_case(holding[name], kernel, grid, launch_args)
             print(result)
             bad += not result.ok
     print("all outputs agree with cuTile Python" if not bad else f"{bad} case(s) disagree")
@@ -176,16 +188,28 @@ def cmd_coverage(args) -> int:
 
 
 def cmd_fuzz(args) -> int:
+    import shutil
+
     from .verifier import fuzz
 
-    path = Path(args.out or f"fuzz_{args.seed}.py")
-    campaign = fuzz.run(path, fuzz.write(path, args.count, args.seed))
+    if args.file:  # a campaign file: generated before, or written by hand in that form
+        path = Path(args.file)
+        kernels = fuzz.read(path)
+    else:
+        path = Path(args.out or f"fuzz_{args.seed}.py")
+        kernels = fuzz.write(path, args.count, args.seed, cases=args.cases)
+    campaign = fuzz.run(path, kernels, tile_ir=not args.no_tile_ir, quiet=not args.verbose)
     for name, outcome in campaign.outcomes.items():
-        if outcome in ("disagrees", "crashes") or (args.verbose and outcome != "agrees"):
+        if outcome in fuzz.BUGS or (args.verbose and outcome != "agrees"):
             print(f"{name}: {outcome}: {campaign.messages[name]}")
     print(campaign.summary())
-    counts = campaign.counts()
-    return 1 if counts["disagrees"] or counts["crashes"] else 0
+    if args.wheels:
+        Path(args.wheels).mkdir(parents=True, exist_ok=True)
+        for wheel in campaign.wheels.values():
+            shutil.copy2(wheel, args.wheels)
+        print(f"{len(campaign.wheels)} wheels in {args.wheels}: install them on a GPU machine and run "
+              f"`tilebridge check {path.name} --installed {' '.join(campaign.wheels)}`")
+    return 1 if campaign.bugs() else 0
 
 
 def cmd_cache(args) -> int:
@@ -271,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     translation_options(p)
     p.set_defaults(run=cmd_build)
     p = kernel_command("check", "build, then compare with cuTile Python on each file's cases(torch)")
+    p.add_argument("--installed", nargs="+", metavar="MODULE",
+                   help="compare these installed extensions (built elsewhere: `tilebridge fuzz --wheels`) instead "
+                        "of building one")
     p.set_defaults(run=cmd_check)
     p = kernel_command("bench", "time the Rust extension against cuTile Python on each file's cases(torch)")
     p.add_argument("--runs", type=int, default=50)
@@ -295,10 +322,16 @@ def main(argv: list[str] | None = None) -> int:
                         "compile every one")
     p.add_argument("-v", "--verbose", action="store_true", help="show cargo's output")
     p.set_defaults(run=cmd_coverage)
-    p = sub.add_parser("fuzz", help="random kernels, each translated and checked against cuTile Python's front end")
+    p = sub.add_parser("fuzz", help="random kernels, each translated, checked against cuTile Python's front end, compiled to Tile IR")
     p.add_argument("--count", type=int, default=200, help="kernels in the campaign (default 200)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("-o", "--out", help="the file the kernels are written to (default fuzz_<seed>.py)")
+    p.add_argument("file", nargs="?", help="a campaign file to run again (written with --cases, or by hand in "
+                                           "that form: kernels and LAUNCHES), instead of generating one")
+    p.add_argument("--no-tile-ir", action="store_true", help="translate and check only: build nothing")
+    p.add_argument("--wheels", metavar="DIR", help="copy the extensions built into DIR (for a GPU round)")
+    p.add_argument("--cases", action="store_true",
+                   help="write cases(torch) too, for `tilebridge check` on a GPU (the kernels' launches)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every outcome but agreement, with why")
     p.set_defaults(run=cmd_fuzz)
     p = sub.add_parser("cache", help="the cubins launches keep across processes (TILEBRIDGE_CACHE_DIR; off: none)")

@@ -1,223 +1,308 @@
-"""A differential fuzz campaign against cuTile Python's front end: random small kernels, each
-translated (with the check against cuTile Python: `translator.oracle`) and sorted by outcome.
+"""A differential fuzz campaign: random kernels (`fuzz_gen`), each translated with the check
+against cuTile Python's front end (`translator.oracle`) at the launch it comes with, then built
+and compiled through cutile's compile-only API to Tile IR, and sorted by outcome.
 
-    tilebridge fuzz --count 500 --seed 1
+    tilebridge fuzz --count 2000 --seed 1
 
-Each kernel loads tiles of one or two arrays (1-D, or 2-D with a matmul), computes with cuTile
-Python's arithmetic, literals of every kind, int and float scalars, block ids, casts, math
-functions, comparisons, `ct.where`, reductions and loops, and stores the result. Outcomes:
+Outcomes:
 
-- `agrees`: translated, and cuTile Python types every compared value the same;
+- `agrees`: translated, cuTile Python types every compared value the same, and the Rust kernel
+  compiles to Tile IR (with `tile_ir=False`: translated and agreeing, not built);
 - `cutile_rejects`: cuTile Python rejects it, and so does tilebridge (with its message);
 - `refused`: tilebridge refuses what cuTile Python accepts (a gap in the language it translates);
 - `both_refuse`: tilebridge refuses, with a message of its own, what cuTile Python rejects too;
 - `disagrees`: a value typed otherwise than cuTile Python types it (a tilebridge bug);
-- `crashes`: anything but a `TranslationError` (a tilebridge bug).
+- `crashes`: anything but a `TranslationError` (a tilebridge bug);
+- `fails_to_build`: translated, but the crate does not compile (a tilebridge bug);
+- `fails_to_compile`: built, but cutile's JIT cannot make Tile IR of it (a tilebridge bug).
 
-The kernels are written to one file per campaign, so every outcome can be reproduced.
+The kernels are written to one file per campaign, with the launch each is checked at, so every
+outcome can be reproduced; with `cases`, the file also has `cases(torch)`, which `tilebridge
+check` runs through cuTile Python and the Rust twins on a GPU, on the same inputs.
 """
 
 from __future__ import annotations
 
-import random
-import textwrap
+import hashlib
+import multiprocessing
+import os
+import re
+import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..dtypes import DTYPES, from_torch
 from ..errors import TranslationError
+from .fuzz_gen import Fuzzed, Generator
 
-OUTCOMES = ("agrees", "cutile_rejects", "both_refuse", "refused", "disagrees", "crashes")
-FLOAT_DTYPES = ("ct.float32", "ct.float16", "ct.bfloat16")
-INT_DTYPES = ("ct.int32",)
-UNARY = ("ct.exp", "ct.abs", "ct.sqrt", "ct.log", "ct.tanh", "ct.exp2", "ct.rsqrt", "ct.floor", "ct.ceil",
-         "ct.sin", "ct.cos", "-")
-BINARY = ("+", "-", "*", "/")
-INT_BINARY = ("+", "-", "*", "//", "%")
-COMPARE = ("<", "<=", ">", ">=", "==", "!=")
-
-
-class Generator:
-    """Random kernels from one seed. Values are tracked as (Python text, kind): kind "tile" (of the
-    loaded shape), "int" or "float" (scalars), "bool" (a tile of comparisons)."""
-
-    def __init__(self, seed: int):
-        self.rng = random.Random(seed)
-
-    def kernel(self, name: str) -> tuple[str, int]:
-        """A kernel's source, and the rank of its arrays."""
-        r = self.rng
-        two_d = r.random() < 0.25
-        lines = ["pid = ct.bid(0)"]
-        if two_d:
-            lines += ["a = ct.load(x, index=(pid, 0), shape=(TILE, TILE))",
-                      "b = ct.load(w, index=(0, pid), shape=(TILE, TILE))"]
-            if r.random() < 0.5:
-                cast = r.choice(("ct.float16", "ct.float32", "ct.bfloat16"))
-                lines += [f"a = a.astype({cast})", f"b = b.astype({cast})"]
-            lines.append(r.choice(("t = a @ b", "t = ct.matmul(a, b)",
-                                   "t = ct.mma(a, b, ct.zeros((TILE, TILE), dtype=ct.float32))")))
-        else:
-            lines += ["t = ct.load(x, index=(pid,), shape=(TILE,))"]
-            if r.random() < 0.5:
-                lines.append("u = ct.load(w, index=(pid,), shape=(TILE,))")
-        values = [("t", "tile"), ("n", "int"), ("f", "float"), ("pid", "int")]
-        if not two_d and "u = " in lines[-1]:
-            values.append(("u", "tile"))
-        for i in range(r.randint(1, 4)):
-            target = f"v{i}"
-            if r.random() < 0.15 and not two_d:
-                lines += self.loop(target, values)
-                kind = "tile"
-            else:
-                expr, kind = self.expr(values, depth=r.randint(1, 3))
-                lines.append(f"{target} = {expr}")
-            values.append((target, kind))
-        tiles = [v for v, k in values if k == "tile"]
-        result = tiles[-1] if tiles else "t"
-        if r.random() < 0.2:  # a reduction before the store: a 0-d value broadcast back
-            result = f"{result} + {r.choice(('ct.sum', 'ct.max', 'ct.min'))}({result}, axis=0, keepdims=True)"
-        tile = f"({result}).astype(y.dtype)" if r.random() < 0.85 else result
-        lines.append(f"ct.store(y, index={'(pid, 0)' if two_d else '(pid,)'}, tile={tile})")
-        body = textwrap.indent("\n".join(lines), "    ")
-        return f"@ct.kernel\ndef {name}(x, w, y, n: int, f: float, TILE: ct.Constant[int]):\n{body}\n", 1 + two_d
-
-    def loop(self, target: str, values: list[tuple[str, str]]) -> list[str]:
-        r = self.rng
-        start = r.choice(("0", "1", "n % 4"))
-        stop = r.choice(("4", "n % 8 + 1", "3"))
-        init = r.choice(("t", "ct.zeros((TILE,), dtype=ct.float32)", "t.astype(ct.float32)"))
-        step, _ = self.expr([(target, "tile"), ("i", "int"), *values], depth=1)
-        return [f"{target} = {init}", f"for i in range({start}, {stop}):",
-                f"    {target} = {target} + {step}"]
-
-    def leaf(self, values: list[tuple[str, str]]) -> tuple[str, str]:
-        r = self.rng
-        roll = r.random()
-        if roll < 0.55:
-            return r.choice(values)
-        if roll < 0.75:
-            return r.choice(("0.5", "2.0", "1e-3", "-1.5", "3.0")), "float"
-        return r.choice(("1", "2", "3", "-1", "7")), "int"
-
-    def expr(self, values: list[tuple[str, str]], depth: int) -> tuple[str, str]:
-        r = self.rng
-        if depth == 0:
-            return self.leaf(values)
-        roll = r.random()
-        if roll < 0.35:
-            (a, ka), (b, kb) = self.expr(values, depth - 1), self.expr(values, depth - 1)
-            kinds = {ka, kb}
-            op = r.choice(INT_BINARY if kinds <= {"int"} else BINARY)
-            kind = "tile" if "tile" in kinds else "float" if "float" in kinds or op == "/" else "int"
-            text, result = f"({a} {op} {b})", kind
-        elif roll < 0.5:
-            a, ka = self.expr(values, depth - 1)
-            fn = r.choice(UNARY)
-            text, result = (f"(-{a})" if fn == "-" else f"{fn}({a})"), ka if fn == "-" else (
-                "float" if ka == "int" else ka)
-        elif roll < 0.6:
-            a, ka = self.expr(values, depth - 1)
-            text, result = f"ct.astype({a}, {r.choice(FLOAT_DTYPES + INT_DTYPES)})", ka
-        elif roll < 0.7:
-            (a, ka), (b, kb) = self.expr(values, depth - 1), self.expr(values, depth - 1)
-            text, result = f"ct.{r.choice(('minimum', 'maximum'))}({a}, {b})", "tile" if "tile" in (ka, kb) else ka
-        elif roll < 0.8:
-            (a, ka), (b, kb) = self.expr(values, depth - 1), self.expr(values, depth - 1)
-            (c, kc), (d, kd) = self.expr(values, depth - 1), self.expr(values, depth - 1)
-            text = f"ct.where({a} {r.choice(COMPARE)} {b}, {c}, {d})"
-            result = "tile" if "tile" in (ka, kb, kc, kd) else "float"
-        elif roll < 0.87:
-            a, ka = self.expr(values, depth - 1)
-            text, result = f"ct.{r.choice(('sum', 'max', 'min'))}({a}, axis=0)", ka
-        elif roll < 0.93:
-            a, ka = self.expr(values, depth - 1)
-            b = r.choice(("2", "0.5", "n", "f", "2.0"))
-            text, result = f"({a} ** {b})", ka
-        else:
-            text, result = self.leaf(values)
-        return text, result
+OUTCOMES = ("agrees", "cutile_rejects", "both_refuse", "refused", "disagrees", "crashes", "fails_to_build",
+            "fails_to_compile")
+BUGS = ("disagrees", "crashes", "fails_to_build", "fails_to_compile")
+# Kernels per built extension: a crate of this many builds in about half a minute unoptimized.
+CHUNK = 250
 
 
 @dataclass
 class Campaign:
-    """What a campaign found: the outcome of each kernel, and the messages of the bugs."""
+    """What a campaign found: the outcome of each kernel, and why for all but agreement."""
 
     path: Path
     outcomes: dict[str, str] = field(default_factory=dict)  # kernel -> outcome
     messages: dict[str, str] = field(default_factory=dict)  # kernel -> why (all but "agrees")
+    tile_ir: bool = True  # whether "agrees" includes the Tile IR
+    # the extensions built (`tile_ir`), module -> wheel: a GPU round installs them
+    wheels: dict[str, Path] = field(default_factory=dict)
+    seconds: Counter = field(default_factory=Counter)  # wall time of each phase: translate, build, tile_ir
+    tile_ir_text: dict[str, list[str]] = field(default_factory=dict)  # kernel -> its Tile IR, per specialization
 
     def counts(self) -> Counter:
         return Counter(self.outcomes.values())
 
+    def bugs(self) -> dict[str, str]:
+        return {n: f"{o}: {self.messages.get(n, '')}" for n, o in self.outcomes.items() if o in BUGS}
+
     def summary(self) -> str:
         c = self.counts()
+        through = " (through Tile IR)" if self.tile_ir else " (translated only)"
+        phases = ", ".join(f"{phase} {t:.0f} s" for phase, t in self.seconds.items())
         return (f"{len(self.outcomes)} kernels: " + ", ".join(f"{c[o]} {o}" for o in OUTCOMES)
-                + f" ({self.path})")
+                + f"{through} ({self.path}; {phases})")
 
 
-def generate(count: int, seed: int) -> dict[str, tuple[str, int]]:
-    """`count` kernels from `seed`: name -> (source, rank of its arrays)."""
+def generate(count: int, seed: int) -> list[Fuzzed]:
+    """`count` kernels from `seed`; kernel `i` is the same whatever `count` is."""
     gen = Generator(seed)
-    return {f"fuzz_{seed}_{i}": gen.kernel(f"fuzz_{seed}_{i}") for i in range(count)}
+    return [gen.kernel(i) for i in range(count)]
 
 
-def write(path: Path, count: int, seed: int, only: set[str] | None = None, cases: bool = False) -> dict[str, int]:
-    """Writes the kernels of `generate(count, seed)` (those in `only`, if given) into one file;
-    their names, with their arrays' rank. With `cases`, the file also has `cases(torch)`, which
-    `tilebridge check` runs through cuTile Python and the Rust twins on a GPU."""
-    kernels = {n: k for n, k in generate(count, seed).items() if only is None or n in only}
-    text = "import cuda.tile as ct\n\n\n" + "\n\n".join(source for source, _ in kernels.values())
+def write(path: Path, count: int, seed: int, only: set[str] | None = None, cases: bool = False) -> list[Fuzzed]:
+    """Writes the kernels of `generate(count, seed)` (those in `only`, if given) into one file and
+    returns them. With `cases`, the file has `cases(torch)` too (the kernels' launches)."""
+    kernels = [k for k in generate(count, seed) if only is None or k.name in only]
+    text = "import cuda.tile as ct\n\n\n" + "\n\n".join(k.source for k in kernels)
     if cases:
-        text += "\n\n" + CASES.format(kernels=", ".join(f"({n}, {rank})" for n, (_, rank) in kernels.items()))
+        text += "\n\n" + CASES.format(launches=",\n    ".join(
+            repr([k.name, list(k.grid), {p: [list(s), DTYPES[d].torch, list(k.ranges[p]) if p in k.ranges else None]
+                                          for p, (s, d) in k.arrays.items()}, k.scalars, k.constants])
+            for k in kernels))
     path.write_text(text)
-    return {name: rank for name, (_, rank) in kernels.items()}
+    return kernels
 
 
-# Inputs for a campaign's kernels on a GPU: values in [0.5, 2) (so that logs, roots and divisions
-# stay finite), f32 and f16 by turns, n = 3, f = 0.7, TILE = 64: 4096 elements, or x 256 x 64,
-# w 64 x 256 and y 256 x 64 (block i loads x's and w's i-th tiles and stores y's).
+def read(path: Path) -> list[Fuzzed]:
+    """The kernels of a campaign file (one `write` made with `cases`, or one written by hand in its
+    form: kernels, then `LAUNCHES` and `cases(torch)`), each with its launch."""
+    from ..translator import frontend
+
+    module = frontend.import_file(path)
+    kernels = []
+    for name, grid, arrays, scalars, constants in module.LAUNCHES:
+        kernels.append(Fuzzed(name, "", "file", {p: (tuple(shape), from_torch(dtype)) for p, (shape, dtype, _) in
+                                                  arrays.items()}, scalars, constants, tuple(grid),
+                              {p: tuple(r) for p, (_, _, r) in arrays.items() if r is not None}))
+    return kernels
+
+
+# A campaign file's cases: its launches, their inputs made by `launch_cases`.
 CASES = """\
+LAUNCHES = [
+    {launches},
+]
+
+
 def cases(torch):
-    for i, (kernel, rank) in enumerate([{kernels}]):
-        dtype = (torch.float32, torch.float16)[i % 2]
-        shapes = [(4096,)] * 3 if rank == 1 else [(256, 64), (64, 256), (256, 64)]
-        gen = torch.Generator(device="cuda").manual_seed(i)
-        x, w, _ = (torch.rand(s, device="cuda", generator=gen).mul(1.5).add(0.5).to(dtype) for s in shapes)
-        yield kernel, (shapes[0][0] // 64,), (x, w, torch.empty(shapes[2], device="cuda", dtype=dtype), 3, 0.7, 64)
+    from tilebridge.verifier.fuzz import launch_cases
+
+    yield from launch_cases(torch, LAUNCHES, globals())
 """
 
 
-def cutile_accepts(kernel, rank: int) -> bool:
-    """Whether cuTile Python compiles a campaign's kernel with f32 arrays, TILE = 64."""
+def launch_cases(torch, launches: list, namespace: dict):
+    """`cases(torch)` of a campaign file: each launch of `launches` (name, grid, arrays as {param:
+    [shape, torch dtype, [lo, hi] or None]}, scalars, constants) with its inputs drawn from their
+    ranges (floats uniform, integers whole, seeded by the launch's place) and its outputs (range
+    None) filled with NaN or -1, so that what a kernel leaves unwritten shows."""
+    for i, (name, grid, arrays, scalars, constants) in enumerate(launches):
+        gen = torch.Generator(device="cuda").manual_seed(i)
+        args = []
+        for shape, dtype, bounds in arrays.values():
+            dtype = getattr(torch, dtype)
+            if bounds is None:
+                fill = float("nan") if dtype.is_floating_point else -1
+                args.append(torch.full(shape, fill, device="cuda", dtype=dtype))
+            elif dtype.is_floating_point:
+                lo, hi = bounds
+                values = torch.rand(shape, device="cuda", generator=gen) * (hi - lo) + lo
+                args.append(values.to(dtype))
+            else:
+                args.append(torch.randint(int(bounds[0]), int(bounds[1]), shape, device="cuda", generator=gen).to(dtype))
+        yield namespace[name], tuple(grid), (*args, *scalars.values(), *constants.values())
+
+
+def launch_of(kernel: Fuzzed, file: str):
+    """The launch `kernel` comes with, as a recorded launch (dtypes, strides, values)."""
+    from ..translator.recorded_launches import Launch
+
+    args = {p: {"dtype": DTYPES[d].torch, "shape": list(s), "strides": _strides(s)} for p, (s, d) in kernel.arrays.items()}
+    return Launch(file, kernel.name, {**args, **kernel.scalars, **kernel.constants})
+
+
+def _strides(shape) -> list[int]:
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return strides[::-1]
+
+
+def _signature(kernel: Fuzzed):
+    """cuTile Python's specialization of the launch, for its verdict."""
     from ..translator import cutile_frontend as frontend
 
-    array = ("array", "f32", [-1] * (rank - 1) + [1])
-    sig = frontend.signature([array, array, array, ("scalar", "i32"), ("scalar", "f32"), ("constant", 64)])
-    return not isinstance(frontend.verdict(kernel, sig), frontend.Rejection)
+    params = [("array", d, [-1] * (len(s) - 1) + [1]) for s, d in kernel.arrays.values()]
+    params += [("scalar", "i32" if isinstance(v, int) else "f32") for v in kernel.scalars.values()]
+    params += [("constant", v) for v in kernel.constants.values()]
+    return frontend.signature(params)
 
 
-def run(path: Path, kernels: dict[str, int]) -> Campaign:
-    """Translates each kernel of the file `path` on its own and sorts it by outcome."""
+def cutile_accepts(kernel_object, fuzzed: Fuzzed) -> bool:
+    """Whether cuTile Python compiles the kernel at its launch."""
+    from ..translator import cutile_frontend as frontend
+
+    return not isinstance(frontend.verdict(kernel_object, _signature(fuzzed)), frontend.Rejection)
+
+
+def run(path: Path, kernels: list[Fuzzed], tile_ir: bool = True, quiet: bool = True,
+        workers: int | None = None) -> Campaign:
+    """Translates each kernel of the file `path` on its own, at its launch, and sorts it by
+    outcome; with `tile_ir`, builds those translated (unoptimized, never installed) and compiles
+    each through cutile's compile-only API to Tile IR. The translations run in `workers`
+    processes (default: one per CPU), the builds one after another."""
     from ..builder.wheel import RUNTIME_CRATE
-    from ..translator import frontend, oracle, translate
+
+    campaign = Campaign(path, tile_ir=tile_ir)
+    groups: dict[str, list[Fuzzed]] = {}  # a kernel's launches (a file written by hand may have several)
+    for fuzzed in kernels:
+        groups.setdefault(fuzzed.name, []).append(fuzzed)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(groups)))
+    slices = [list(groups.values())[i::workers] for i in range(workers)]
+    started = time.perf_counter()
+    if workers == 1:
+        results = [_translate_each(path, slices[0])]
+    else:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(_translate_each, [path] * workers, slices))
+    by_name = {name: r for result in results for name, r in result.items()}
+    campaign.seconds["translate"] = time.perf_counter() - started
+    lowered = {}
+    for name in groups:
+        outcome, why, kirs = by_name[name]
+        campaign.outcomes[name] = outcome
+        if why:
+            campaign.messages[name] = why
+        if kirs:
+            lowered[name] = kirs
+    if tile_ir and lowered:
+        names = list(lowered)
+        for start in range(0, len(names), CHUNK):
+            _through_tile_ir(campaign, {n: lowered[n] for n in names[start:start + CHUNK]}, path, RUNTIME_CRATE,
+                             quiet)
+    return campaign
+
+
+def _translate_each(path: Path, groups: list[list[Fuzzed]]) -> dict[str, tuple[str, str, list | None]]:
+    """Each kernel of `groups` (its launches, in the file `path`) translated on its own, for the
+    dtypes of its launches: its outcome, why (but for agreement) and, where it agrees, its
+    lowered IR."""
+    from ..translator import frontend, lower_checked, oracle, specializations
 
     module = frontend.import_file(path)
-    campaign = Campaign(path)
-    for name, rank in kernels.items():
-        kernel = getattr(module, name)
+    results = {}
+    for launches in groups:
+        first = launches[0]
+        kernel = getattr(module, first.name)
+        kirs = None
         try:
-            translate(kernel, runtime_path=RUNTIME_CRATE)
+            src = frontend.load(kernel)
+            pinned = {p: sorted({f.arrays[p][1] for f in launches}) for p in first.arrays}
+            recorded = [launch_of(f, path.name) for f in launches]
+            kirs = lower_checked(src, pinned, False, recorded)
+            # a kernel translated in part (a branch left out) whose launcher refuses a launch
+            refusals = [s for kir in kirs for s in specializations.recorded(kir, recorded) if isinstance(s, str)]
+            if refusals:
+                kirs = None
+                raise TranslationError(f"the launcher refuses the launch: {refusals[0]}")
             outcome, why = "agrees", ""
         except oracle.Disagreement as e:
             outcome, why = "disagrees", str(e)
         except TranslationError as e:
             why = str(e)
             outcome = ("cutile_rejects" if "cuTile Python rejects" in why else
-                       "refused" if cutile_accepts(kernel, rank) else "both_refuse")
+                       "refused" if any(cutile_accepts(kernel, f) for f in launches) else "both_refuse")
         except Exception as e:  # noqa: BLE001 - a tilebridge bug, counted
-            outcome, why = "crashes", f"{type(e).__name__}: {e}"
-        campaign.outcomes[name] = outcome
-        if why:
-            campaign.messages[name] = why
-    return campaign
+            outcome, why, kirs = "crashes", f"{type(e).__name__}: {e}", None
+        results[first.name] = (outcome, why, kirs)
+    return results
+
+
+def _through_tile_ir(campaign: Campaign, lowered: dict, path: Path, runtime: Path, quiet: bool) -> None:
+    """Builds the kernels of `lowered` into one extension and compiles each to Tile IR at the
+    specializations the check accepted; a crate that does not build is split until the kernels
+    that break it are found (each `fails_to_build`, with the compiler's first error)."""
+    from .. import toolchain
+    from ..builder import wheel as builder
+    from ..translator import assemble
+
+    os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    kirs = [k for ks in lowered.values() for k in ks]
+    module = "tbfuzz_" + re.sub(r"\W", "_", path.stem) + f"_{hashlib.sha256(' '.join(lowered).encode()).hexdigest()[:8]}"
+    started = time.perf_counter()
+    try:
+        crate = assemble(kirs, module, runtime, path.name)
+        ext, failure = builder.build(None, crate=crate, install=False, optimize=False, quiet=quiet), None
+    except Exception as e:  # noqa: BLE001 - a build error, or a bug of the emitter: found below
+        failure = e
+    campaign.seconds["build"] += time.perf_counter() - started
+    if failure is not None:
+        if len(lowered) == 1:
+            (name,) = lowered
+            campaign.outcomes[name] = "fails_to_build"
+            campaign.messages[name] = _first_error(str(failure))
+            return
+        names = list(lowered)
+        half = len(names) // 2
+        for part in (names[:half], names[half:]):
+            _through_tile_ir(campaign, {n: lowered[n] for n in part}, path, runtime, quiet)
+        return
+    started = time.perf_counter()
+    campaign.wheels[ext.module] = ext.wheel
+    compiled = builder.import_unpacked(ext.wheel, ext.module)
+
+    def compile_each(name: str) -> str | None:
+        """Why the kernel `name` does not reach Tile IR at every specialization; None where it does."""
+        for kir in lowered[name]:
+            if not kir.compiled_at:
+                return "no specialization was accepted to compile"
+            for spec in kir.compiled_at:
+                try:
+                    text, _ = compiled._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
+                except Exception as e:  # noqa: BLE001 - cutile's JIT refuses what we emitted
+                    return f"{kir.name}: {str(e)[-400:]}"
+                campaign.tile_ir_text.setdefault(name, []).append(text)
+        return None
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # cutile's JIT runs without the GIL
+        for name, why in zip(lowered, pool.map(compile_each, lowered)):
+            if why is not None:
+                campaign.outcomes[name], campaign.messages[name] = "fails_to_compile", why
+    campaign.seconds["tile_ir"] += time.perf_counter() - started
+
+
+def _first_error(output: str) -> str:
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("error"):
+            return "\n".join(lines[i:i + 6])[:600]
+    return output[-600:]
