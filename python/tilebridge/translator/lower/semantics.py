@@ -349,6 +349,11 @@ class Semantics(Promotions, Integers):
         ra, rb = self.state.union.find(a), self.state.union.find(b)
         if ra == rb:
             return a
+        pa, pb = self.state.pinned(ra), self.state.pinned(rb)
+        if promote and self.generic(ra) and self.generic(rb) and pa in dtypes.DTYPES and pb in dtypes.DTYPES and \
+                pa != pb and dtypes.promote(pa, pb) is not None:
+            # arrays of one dtype each at every launch (stated): the promotion of the two
+            return a if self.state.survey else dtypes.promote(pa, pb)
         if self.generic(ra) and self.generic(rb):
             classes = self.classes_of(ra) | self.classes_of(rb)
             if promote and self.state.promote and not self.state.survey and self.float_only(ra) and \

@@ -8,6 +8,8 @@ import ast
 import typing
 from typing import TYPE_CHECKING
 
+from .... import dtypes
+from ....dtypes import DTYPES
 from ... import ir, module_items
 from ...rust_syntax import rust_name
 from .. import streams
@@ -483,6 +485,10 @@ def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.St
     td = w.state.union.find(tile.dtype)
     if td == w.state.union.find(f"${array.name}"):
         return tile
+    have, want = w.state.pinned(td), w.state.pinned(f"${array.name}")
+    if have in DTYPES and want in DTYPES and have != want and dtypes.promote(have, want) == want:
+        # each of one dtype at every launch (stated): the cast cuTile Python makes, which loses nothing
+        return w.sem.convert(tile, f"${array.name}", out, f"{rust_name(array.name)}_cast")
     if td.startswith("$"):
         w.state.union.union(f"${array.name}", td)
         return tile
