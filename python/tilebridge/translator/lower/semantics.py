@@ -349,7 +349,7 @@ class Semantics(Promotions, Integers):
         ra, rb = self.state.union.find(a), self.state.union.find(b)
         if ra == rb:
             return a
-        pa, pb = self.state.pinned(ra), self.state.pinned(rb)
+        pa, pb = self.state.stated_one(ra), self.state.stated_one(rb)
         if promote and self.generic(ra) and self.generic(rb) and pa in dtypes.DTYPES and pb in dtypes.DTYPES and \
                 pa != pb and dtypes.promote(pa, pb) is not None:
             # arrays of one dtype each at every launch (stated): the promotion of the two
@@ -386,10 +386,10 @@ class Semantics(Promotions, Integers):
             # an array's float dtype with a concrete one (an f16 tile, an i32 count): their
             # promotion at each launch, as cuTile Python's (the survey goes on with the array's)
             return generic if self.state.survey else self.promotion(classes | {concrete})
-        pinned = self.state.pinned(generic)
-        if promote and pinned in dtypes.DTYPES and dtypes.promote(pinned, concrete) is not None:
-            # an array of one dtype at every launch (stated): the promotion of that dtype
-            return generic if self.state.survey else dtypes.promote(pinned, concrete)
+        one = self.state.stated_one(generic)
+        if promote and one in dtypes.DTYPES and dtypes.promote(one, concrete) is not None:
+            # an array stated as one dtype: the promotion of that dtype
+            return generic if self.state.survey else dtypes.promote(one, concrete)
         if self.generic(ra) or self.generic(rb):
             raise self.error(node, f"this mixes a tile of an array's dtype with a {concrete} tile; "
                                    "make the dtypes explicit with .astype()")
@@ -413,6 +413,14 @@ class Semantics(Promotions, Integers):
                 raise self.error(node, "this is not a real number (Python computes a complex one)")
             return Value("const", py=value)
         lhs, rhs = self.promote_float_literal(lhs, rhs, out, hint)
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and "tile" not in (lhs.kind, rhs.kind) and any(
+                (v.kind == "scalar" and v.dtype in FLOAT_RANK) or (v.kind == "const" and isinstance(v.py, float))
+                for v in (lhs, rhs)):
+            # Python's // and % of floats, as cuTile Python computes them: on 0-d tiles
+            a, b = (self.zero_d(v, out, hint, node) for v in (lhs, rhs))
+            tile = (self.tile_mod(node, a, b, out, hint) if isinstance(node.op, ast.Mod) else
+                    self.tile_binop(node, "/", a, b, out, hint))
+            return self.scalar_of(tile, out, hint)
         if isinstance(node.op, ast.Mod):
             return replace(self.scalar_mod(node, lhs, rhs, out, hint), bid_split=self.split_block_id("%", lhs, rhs))
         if isinstance(node.op, ast.MatMult) and lhs.kind == rhs.kind == "tile":
@@ -551,7 +559,8 @@ class Semantics(Promotions, Integers):
         if isinstance(node.op, (ast.LShift, ast.RShift)) or (
                 isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and self.state.union.find(type_.dtype) != "bool"):
             self.integer(type_.dtype)  # bits of an array's values
-        if isinstance(node.op, ast.FloorDiv) and self.state.union.find(type_.dtype) in FLOAT_RANK:
+        if isinstance(node.op, ast.FloorDiv) and (self.state.union.find(type_.dtype) in FLOAT_RANK
+                                                  or self.state.pinned(type_.dtype) in FLOAT_RANK):
             # cuTile Python's // of float tiles: the quotient, then floor (of an array's dtype, // is
             # taken as the array's holding integers: see `integer`)
             quotient = self.bind_temp(out, f"{hint}_quot", type_, ir.Binary("/", a, b))

@@ -485,9 +485,10 @@ def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.St
     td = w.state.union.find(tile.dtype)
     if td == w.state.union.find(f"${array.name}"):
         return tile
-    have, want = w.state.pinned(td), w.state.pinned(f"${array.name}")
+    have = td if td in DTYPES else w.state.stated_one(td)
+    want = w.state.stated_one(f"${array.name}")
     if have in DTYPES and want in DTYPES and have != want and dtypes.promote(have, want) == want:
-        # each of one dtype at every launch (stated): the cast cuTile Python makes, which loses nothing
+        # the array stated as one dtype, the tile of one: the cast cuTile Python makes, which loses nothing
         return w.sem.convert(tile, f"${array.name}", out, f"{rust_name(array.name)}_cast")
     if td.startswith("$"):
         w.state.union.union(f"${array.name}", td)
