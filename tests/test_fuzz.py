@@ -47,7 +47,7 @@ def test_a_campaign_file_keeps_each_kernels_launch(tmp_path):
     """Written with its cases, a campaign reads back kernel for kernel: dtypes, shapes, scalars,
     constants, grid and the inputs' ranges (an output has none)."""
     path = tmp_path / "fuzz_5.py"
-    written = fuzz.write(path, 40, 5, cases=True)
+    written = fuzz.write(path, 40, 5)
     read = fuzz.read(path)
     assert [(k.name, k.arrays, k.scalars, k.constants, k.grid, k.ranges) for k in read] == \
         [(k.name, k.arrays, k.scalars, k.constants, k.grid, k.ranges) for k in written]
@@ -69,7 +69,8 @@ def test_integer_fixture_agrees_through_tile_ir():
     # Python's % of a negative or unknown divisor: no C remainder (its sign would be the dividend's),
     # the floored quotient at both integer widths
     remainders = campaign.tile_ir_text["signed_remainders"]
-    assert len(remainders) == 2 and all("remi" not in ir and ir.count("rounding negative_inf") == 4 for ir in remainders)
+    assert len(remainders) == 2
+    assert all("remi" not in ir and ir.count("rounding negative_inf") == 4 for ir in remainders)
     (casts,) = campaign.tile_ir_text["narrow_and_widen"]
     assert casts.count("trunci") == 2 and "exti" in casts
 

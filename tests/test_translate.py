@@ -403,7 +403,8 @@ def test_int64_literals_beyond_int32_are_built_from_pieces():
         literals = [int(t) for t in __import__("re").findall(r"-?\d+(?=i64)", text)]
         assert all(-2 ** 31 < v < 2 ** 31 for v in literals), text
         assert eval(text.replace("i64", "")) == value, text
-    assert rust_expr(int_literal(7, "i64")) == "7i64" and rust_expr(int_literal(-2 ** 31, "i32")) == "-2147483647i32 - 1i32"
+    assert rust_expr(int_literal(7, "i64")) == "7i64"
+    assert rust_expr(int_literal(-2 ** 31, "i32")) == "-2147483647i32 - 1i32"
 
 
 def test_a_parameter_named_like_a_launcher_argument_is_refused(tmp_path):

@@ -197,7 +197,7 @@ def cmd_fuzz(args) -> int:
         kernels = fuzz.read(path)
     else:
         path = Path(args.out or f"fuzz_{args.seed}.py")
-        kernels = fuzz.write(path, args.count, args.seed, cases=args.cases)
+        kernels = fuzz.write(path, args.count, args.seed)
     campaign = fuzz.run(path, kernels, tile_ir=not args.no_tile_ir, quiet=not args.verbose)
     for name, outcome in campaign.outcomes.items():
         if outcome in fuzz.BUGS or (args.verbose and outcome != "agrees"):
@@ -322,16 +322,15 @@ def main(argv: list[str] | None = None) -> int:
                         "compile every one")
     p.add_argument("-v", "--verbose", action="store_true", help="show cargo's output")
     p.set_defaults(run=cmd_coverage)
-    p = sub.add_parser("fuzz", help="random kernels, each translated, checked against cuTile Python's front end, compiled to Tile IR")
+    p = sub.add_parser("fuzz", help="random kernels, each translated, checked against cuTile Python's front end "
+                                    "and compiled to Tile IR")
     p.add_argument("--count", type=int, default=200, help="kernels in the campaign (default 200)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("-o", "--out", help="the file the kernels are written to (default fuzz_<seed>.py)")
-    p.add_argument("file", nargs="?", help="a campaign file to run again (written with --cases, or by hand in "
-                                           "that form: kernels and LAUNCHES), instead of generating one")
+    p.add_argument("file", nargs="?", help="a campaign file to run again (one this command wrote, or one written "
+                                           "by hand in that form: kernels and LAUNCHES), instead of generating one")
     p.add_argument("--no-tile-ir", action="store_true", help="translate and check only: build nothing")
     p.add_argument("--wheels", metavar="DIR", help="copy the extensions built into DIR (for a GPU round)")
-    p.add_argument("--cases", action="store_true",
-                   help="write cases(torch) too, for `tilebridge check` on a GPU (the kernels' launches)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every outcome but agreement, with why")
     p.set_defaults(run=cmd_fuzz)
     p = sub.add_parser("cache", help="the cubins launches keep across processes (TILEBRIDGE_CACHE_DIR; off: none)")

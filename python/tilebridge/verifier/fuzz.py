@@ -16,9 +16,10 @@ Outcomes:
 - `fails_to_build`: translated, but the crate does not compile (a tilebridge bug);
 - `fails_to_compile`: built, but cutile's JIT cannot make Tile IR of it (a tilebridge bug).
 
-The kernels are written to one file per campaign, with the launch each is checked at, so every
-outcome can be reproduced; with `cases`, the file also has `cases(torch)`, which `tilebridge
-check` runs through cuTile Python and the Rust twins on a GPU, on the same inputs.
+The kernels are written to one file per campaign, with the launch each is checked at
+(`LAUNCHES`), so every outcome can be reproduced (`tilebridge fuzz FILE`), and `cases(torch)`,
+which `tilebridge check` runs through cuTile Python and the Rust twins on a GPU, on the same
+inputs.
 """
 
 from __future__ import annotations
@@ -77,18 +78,22 @@ def generate(count: int, seed: int) -> list[Fuzzed]:
     return [gen.kernel(i) for i in range(count)]
 
 
-def write(path: Path, count: int, seed: int, only: set[str] | None = None, cases: bool = False) -> list[Fuzzed]:
-    """Writes the kernels of `generate(count, seed)` (those in `only`, if given) into one file and
-    returns them. With `cases`, the file has `cases(torch)` too (the kernels' launches)."""
+def write(path: Path, count: int, seed: int, only: set[str] | None = None) -> list[Fuzzed]:
+    """Writes the kernels of `generate(count, seed)` (those in `only`, if given) into one file, with
+    their launches (`LAUNCHES`, which `read` takes back) and `cases(torch)`, and returns them."""
     kernels = [k for k in generate(count, seed) if only is None or k.name in only]
     text = "import cuda.tile as ct\n\n\n" + "\n\n".join(k.source for k in kernels)
-    if cases:
-        text += "\n\n" + CASES.format(launches=",\n    ".join(
-            repr([k.name, list(k.grid), {p: [list(s), DTYPES[d].torch, list(k.ranges[p]) if p in k.ranges else None]
-                                          for p, (s, d) in k.arrays.items()}, k.scalars, k.constants])
-            for k in kernels))
+    text += "\n\n" + CASES.format(launches=",\n    ".join(repr(_launch_record(k)) for k in kernels))
     path.write_text(text)
     return kernels
+
+
+def _launch_record(k: Fuzzed) -> list:
+    """One item of a campaign file's `LAUNCHES`: name, grid, arrays ({param: [shape, torch dtype,
+    [lo, hi] or None for an output]}), scalars, constants."""
+    arrays = {p: [list(s), DTYPES[d].torch, list(k.ranges[p]) if p in k.ranges else None]
+              for p, (s, d) in k.arrays.items()}
+    return [k.name, list(k.grid), arrays, k.scalars, k.constants]
 
 
 def read(path: Path) -> list[Fuzzed]:
@@ -97,6 +102,9 @@ def read(path: Path) -> list[Fuzzed]:
     from ..translator import frontend
 
     module = frontend.import_file(path)
+    if not hasattr(module, "LAUNCHES"):
+        raise TranslationError(f"{path}: not a campaign file: it has no LAUNCHES (name, grid, arrays, scalars, "
+                               "constants of each kernel's launch; `tilebridge fuzz` writes them)")
     kernels = []
     for name, grid, arrays, scalars, constants in module.LAUNCHES:
         kernels.append(Fuzzed(name, "", "file", {p: (tuple(shape), from_torch(dtype)) for p, (shape, dtype, _) in
@@ -137,7 +145,8 @@ def launch_cases(torch, launches: list, namespace: dict):
                 values = torch.rand(shape, device="cuda", generator=gen) * (hi - lo) + lo
                 args.append(values.to(dtype))
             else:
-                args.append(torch.randint(int(bounds[0]), int(bounds[1]), shape, device="cuda", generator=gen).to(dtype))
+                lo, hi = (int(b) for b in bounds)
+                args.append(torch.randint(lo, hi, shape, device="cuda", generator=gen).to(dtype))
         yield namespace[name], tuple(grid), (*args, *scalars.values(), *constants.values())
 
 
@@ -145,7 +154,8 @@ def launch_of(kernel: Fuzzed, file: str):
     """The launch `kernel` comes with, as a recorded launch (dtypes, strides, values)."""
     from ..translator.recorded_launches import Launch
 
-    args = {p: {"dtype": DTYPES[d].torch, "shape": list(s), "strides": _strides(s)} for p, (s, d) in kernel.arrays.items()}
+    args = {p: {"dtype": DTYPES[d].torch, "shape": list(s), "strides": _strides(s)}
+            for p, (s, d) in kernel.arrays.items()}
     return Launch(file, kernel.name, {**args, **kernel.scalars, **kernel.constants})
 
 
@@ -257,7 +267,8 @@ def _through_tile_ir(campaign: Campaign, lowered: dict, path: Path, runtime: Pat
 
     os.environ.setdefault("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     kirs = [k for ks in lowered.values() for k in ks]
-    module = "tbfuzz_" + re.sub(r"\W", "_", path.stem) + f"_{hashlib.sha256(' '.join(lowered).encode()).hexdigest()[:8]}"
+    digest = hashlib.sha256(" ".join(lowered).encode()).hexdigest()[:8]
+    module = f"tbfuzz_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
     started = time.perf_counter()
     try:
         crate = assemble(kirs, module, runtime, path.name)

@@ -256,7 +256,8 @@ class Generator:
                           FLOATS if want == "float" else ("i32", "i64") if want == "int" else ("bool",))
             if not a.tile:
                 a = self.as_tile(a, shape)
-            spelled = f"{a.text}.astype(ct.{ct_name(to)})" if r.random() < 0.5 else f"ct.astype({a.text}, ct.{ct_name(to)})"
+            method = r.random() < 0.5
+            spelled = f"{a.text}.astype(ct.{ct_name(to)})" if method else f"ct.astype({a.text}, ct.{ct_name(to)})"
             return Val(spelled, cls(to), a.shape, to)
         if roll < 0.58:
             a, b = self.expr(pool, shape, depth - 1, want), self.expr(pool, shape, depth - 1, want)
@@ -367,7 +368,10 @@ class Generator:
         """The tile stored: the last full tile computed (a scalar or 0-d one broadcast)."""
         tiles = [v for v in pool if v.tile and v.shape == shape]
         v = tiles[-1] if tiles and self.r.random() < 0.85 else self.expr(pool, shape, 2)
-        text = v.text if v.shape == shape else f"ct.broadcast_to({self.as_tile(v, shape).text if not v.tile else v.text}, ({', '.join(shape)},))"
+        if v.shape != shape:
+            v = Val(f"ct.broadcast_to({v.text if v.tile else self.as_tile(v, shape).text}, ({', '.join(shape)},))",
+                    v.cls, shape, v.dtype)
+        text = v.text
         return f"({text}).astype(y.dtype)" if self.r.random() < 0.9 else text
 
     def rows(self, name: str) -> Fuzzed:

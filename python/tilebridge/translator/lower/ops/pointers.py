@@ -184,7 +184,8 @@ def bind_loaded(w: Walker, tile_type: ir.TileType, access: ir.Expr, token: ir.Va
     return Value("tile", tile_type, ir.Var(name))
 
 
-def _gather_padding(w: Walker, node: ast.Call, pad: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr:
+def _gather_padding(w: Walker, node: ast.Call, pad: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...],
+                    out: list[ir.Stmt]) -> ir.Expr:
     """What a masked-off lane of a gather reads: a scalar for a 0-d gather, else a tile of its
     shape. Zero is a Tile IR constant (`E::ZERO`, the one constant cutile's ElementType names),
     as cuTile Python makes it: tileiras turns a masked load padded with a constant zero into
