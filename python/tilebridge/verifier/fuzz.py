@@ -41,7 +41,7 @@ from .fuzz_gen import Fuzzed, Generator
 OUTCOMES = ("agrees", "cutile_rejects", "both_refuse", "refused", "disagrees", "crashes", "fails_to_build",
             "fails_to_compile")
 BUGS = ("disagrees", "crashes", "fails_to_build", "fails_to_compile")
-# Kernels per built extension: a crate of this many builds in about half a minute unoptimized.
+# Kernels per built extension: a crate of this many builds in under a minute unoptimized (2 cores).
 CHUNK = 250
 
 
