@@ -83,12 +83,12 @@ class Integers:
 
     def int_tile(self, dtype: str) -> bool:
         """Whether tiles of `dtype` hold i32 or i64 integers: a concrete one, an index array's, or an
-        array's stated as one of them."""
+        array's that is one of them at every launch (`state.pinned`)."""
         return (self.state.union.find(dtype) in ("i32", "i64") or self.index_class(dtype)
                 or self.state.pinned(dtype) in ("i32", "i64"))
 
     def index_class(self, dtype: str) -> bool:
-        """Whether `dtype` is the dtype of an index array (see `_integer`), without making it one."""
+        """Whether `dtype` is the dtype of an index array (see `integer`), without making it one."""
         root = self.state.union.find(dtype)
         return root.startswith("$") and any(self.state.union.find(f"${a}") == root for a in self.state.int_arrays)
 
