@@ -26,7 +26,7 @@ class Integers:
         makes the array an index array, which the launcher takes as int32 or int64."""
         root = self.state.union.find(dtype)
         if root.startswith("$"):
-            members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
+            members = self.state.members(root)
             stated = [dtypes.DTYPES.get(dtypes.stated(d)) for a in members for d in self.state.user_dtypes.get(a, ())]
             if stated and not any(d is not None and d.is_integer for d in stated):
                 return False  # stated as floats only: no index array, whatever the kernel seems to use it as
@@ -64,7 +64,7 @@ class Integers:
         to the dtypes cutile makes constants of (`dtypes.CONSTANT_DTYPES`); one stated otherwise is
         refused."""
         root = self.state.union.find(dtype)
-        members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
+        members = self.state.members(root)
         stated = {dtypes.stated(d) for a in members for d in self.state.user_dtypes.get(a, ())}
         if (not root.startswith("$") and root in dtypes.DTYPES and root not in dtypes.CONSTANT_DTYPES) or \
                 stated - set(dtypes.CONSTANT_DTYPES):

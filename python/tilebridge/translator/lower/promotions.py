@@ -74,7 +74,7 @@ class Promotions:
         if not self.generic(root):
             return [root]
         if root not in self.state.promoted:
-            members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
+            members = self.state.members(root)
             return self.state.allowed_dtypes(members) if members else []
         first, *others = sorted(self.classes_of(root))
         results = set(self.possible_dtypes(first))

@@ -216,7 +216,7 @@ class Semantics(Promotions, Integers):
         if not self.generic(dtype):
             return
         for root in self.classes_of(dtype):
-            self.state.computed_seen.update(a for a in self.state.arrays if self.state.union.find(f"${a}") == root)
+            self.state.computed_seen.update(self.state.members(root))
 
     def narrow_conversion(self, val: Value, dtype: str) -> None:
         """Where a tile of an array's dtype is converted to a concrete one or back (`astype`, a
@@ -229,10 +229,8 @@ class Semantics(Promotions, Integers):
             self.computes_with_dtype(dst)
             return
         for root, ok in ((src, lambda d: dtypes.cutile_converts(d, dst)), (dst, lambda d: dtypes.cutile_converts(src, d))):
-            if root.startswith("$"):
-                for a in self.state.arrays:
-                    if self.state.union.find(f"${a}") == root:
-                        self.state.narrowed[a] = {d for d in self.state.narrowed.get(a, dtypes.MOVED_ARRAY_DTYPES) if ok(d)}
+            for a in self.state.members(root) if root.startswith("$") else ():
+                self.state.narrowed[a] = {d for d in self.state.narrowed.get(a, dtypes.MOVED_ARRAY_DTYPES) if ok(d)}
 
     def convert(self, val: Value, dtype: str, out: list[ir.Stmt], hint: str) -> Value:
         if self.state.union.find(val.dtype) == self.state.union.find(dtype):
@@ -602,7 +600,7 @@ class Semantics(Promotions, Integers):
             return any(self.float_only(c) for c in self.classes_of(root))
         if not root.startswith("$"):
             return root in FLOAT_RANK and root != "tf32"
-        members = [a for a in self.state.arrays if self.state.union.find(f"${a}") == root]
+        members = self.state.members(root)
         return bool(members) and not self.index_class(root) and all(
             d in FLOAT_RANK for d in self.state.allowed_dtypes(members))
 

@@ -235,16 +235,20 @@ class KernelState:
         stated, none an index array, none computed with."""
         return not (self.survey or set(members) & (self.int_arrays | self.computed | set(self.user_dtypes)))
 
+    def members(self, dtype: str) -> list[str]:
+        """The arrays in the dtype class of `dtype` (those whose class has its root)."""
+        root = self.union.find(dtype)
+        return [a for a in self.arrays if self.union.find(f"${a}") == root]
+
     def stated_one(self, dtype: str) -> str | None:
         """The one dtype the user stated for the arrays of `dtype`'s class (`--dtype x=f16`), or None
         (none stated, several, or not an array's class). Unlike `pinned`, never what the kernel's
         own stores narrowed the class to: a rule that decides those stores may ask it."""
-        root = self.union.find(dtype)
-        if not root.startswith("$"):
+        if not self.union.find(dtype).startswith("$"):
             return None
         stated = None
-        for a in self.arrays:
-            if self.union.find(f"${a}") == root and a in self.user_dtypes:
+        for a in self.members(dtype):
+            if a in self.user_dtypes:
                 these = {dtypes.stated(d) for d in self.user_dtypes[a]}
                 stated = these if stated is None else stated & these
         return next(iter(stated)) if stated and len(stated) == 1 else None
@@ -255,7 +259,7 @@ class KernelState:
         root = self.union.find(dtype)
         if not root.startswith("$"):
             return root
-        members = [a for a in self.arrays if self.union.find(f"${a}") == root]
+        members = self.members(root)
         try:
             allowed = self.allowed_dtypes(members) if members else []
         except TranslationError:

@@ -65,7 +65,7 @@ def _atomic(w: Walker, node: ast.Call, op: str, out: list[ir.Stmt], hint: str) -
     dtype = f"${array.name}"
     if not cas and float_mode is None:
         w.sem.integer(dtype)  # min, max and the bitwise ones take integer arrays only
-    members = [a for a in w.state.arrays if w.state.union.find(f"${a}") == w.state.union.find(dtype)]
+    members = w.state.members(dtype)
     ints = w.sem.int_tile(dtype) or all(d in ("i32", "i64") for d in w.state.allowed_dtypes(members))
     if not cas and float_mode != int_mode and not ints and not w.sem.float_only(dtype):
         raise w.error(node, f"ct.atomic_{op} on '{array.name}', whose dtype may be a float or an integer here: "

@@ -150,8 +150,7 @@ def _number_as(w: Walker, node: ast.Call, x: Value, dtype: str, out, hint) -> Va
     of that dtype (`int()` truncates), which then promotes as a tile of it does. Where the dtype
     does not hold the value exactly, where cuTile Python rounds it is not known: refused."""
     root = w.state.union.find(dtype)
-    if w.state.stated_one(root) is not None:  # an array stated as one dtype
-        root = w.state.stated_one(root)
+    root = w.state.stated_one(root) or root  # an array stated as one dtype: that dtype
     if not isinstance(x.py, (bool, int, float)) or root.startswith("$"):
         raise w.error(node, "ct.astype of a number to an array's dtype is not supported yet")
     literal = "bool" if isinstance(x.py, bool) else "i32" if isinstance(x.py, int) else "f32"
