@@ -97,8 +97,8 @@ def _launch_record(k: Fuzzed) -> list:
 
 
 def read(path: Path) -> list[Fuzzed]:
-    """The kernels of a campaign file (one `write` made with `cases`, or one written by hand in its
-    form: kernels, then `LAUNCHES` and `cases(torch)`), each with its launch."""
+    """The kernels of a campaign file (one `write` made, or one written by hand in its form:
+    kernels, then `LAUNCHES` and `cases(torch)`), each with its launch."""
     from ..translator import frontend
 
     module = frontend.import_file(path)
@@ -107,9 +107,9 @@ def read(path: Path) -> list[Fuzzed]:
                                "constants of each kernel's launch; `tilebridge fuzz` writes them)")
     kernels = []
     for name, grid, arrays, scalars, constants in module.LAUNCHES:
-        kernels.append(Fuzzed(name, "", "file", {p: (tuple(shape), from_torch(dtype)) for p, (shape, dtype, _) in
-                                                  arrays.items()}, scalars, constants, tuple(grid),
-                              {p: tuple(r) for p, (_, _, r) in arrays.items() if r is not None}))
+        typed = {p: (tuple(shape), from_torch(dtype)) for p, (shape, dtype, _) in arrays.items()}
+        ranges = {p: tuple(r) for p, (_, _, r) in arrays.items() if r is not None}
+        kernels.append(Fuzzed(name, "", typed, scalars, constants, tuple(grid), ranges))
     return kernels
 
 

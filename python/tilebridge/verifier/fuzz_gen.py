@@ -74,7 +74,6 @@ class Fuzzed:
 
     name: str
     source: str
-    family: str
     arrays: dict[str, tuple[tuple[int, ...], str]]  # parameter -> (shape, dtype), in order
     scalars: dict[str, int | float]
     constants: dict[str, int]
@@ -364,14 +363,13 @@ class Generator:
 
     # -- the three families ------------------------------------------------------------------------
 
-    def finish(self, pool: list[Val], shape: tuple[str, ...], out_dtype: str) -> str:
+    def finish(self, pool: list[Val], shape: tuple[str, ...]) -> str:
         """The tile stored: the last full tile computed (a scalar or 0-d one broadcast)."""
         tiles = [v for v in pool if v.tile and v.shape == shape]
         v = tiles[-1] if tiles and self.r.random() < 0.85 else self.expr(pool, shape, 2)
-        if v.shape != shape:
-            v = Val(f"ct.broadcast_to({v.text if v.tile else self.as_tile(v, shape).text}, ({', '.join(shape)},))",
-                    v.cls, shape, v.dtype)
         text = v.text
+        if v.shape != shape:
+            text = f"ct.broadcast_to({v.text if v.tile else self.as_tile(v, shape).text}, ({', '.join(shape)},))"
         return f"({text}).astype(y.dtype)" if self.r.random() < 0.9 else text
 
     def rows(self, name: str) -> Fuzzed:
@@ -393,13 +391,13 @@ class Generator:
                 self.emit(f"{g} = {g}.astype(ct.float32)")
             pool.append(Val(g, cls(gd), ("TM",), gd))
         self.body(pool, ("TM",), r.randint(1, 4))
-        tile = self.finish(pool, ("TM",), yd)
+        tile = self.finish(pool, ("TM",))
         if r.random() < 0.2:  # a scatter at reversed indices within the block's own slice
             self.emit(f"ct.scatter(y, pid * TM + (TM - 1 - ct.arange(TM, dtype=ct.int32)), {tile})")
         else:
             self.emit(f"ct.store(y, index=(pid,), tile={tile})")
         n = tm * blocks
-        return self._fuzzed(name, "rows", "x, w, y, n: int, f: float, TM: ct.Constant[int]",
+        return self._fuzzed(name, "x, w, y, n: int, f: float, TM: ct.Constant[int]",
                             {"x": ((n,), xd), "w": ((n,), wd), "y": ((n,), yd)}, {"TM": tm}, (blocks,))
 
     def grid(self, name: str) -> Fuzzed:
@@ -413,9 +411,9 @@ class Generator:
         if r.random() < 0.5:
             pool.append(self.load("w", wd, "(pid, 0)", shape))
         self.body(pool, shape, r.randint(1, 4))
-        self.emit(f"ct.store(y, index=(pid, 0), tile={self.finish(pool, shape, yd)})")
+        self.emit(f"ct.store(y, index=(pid, 0), tile={self.finish(pool, shape)})")
         rows = tm * blocks
-        return self._fuzzed(name, "grid", "x, w, y, n: int, f: float, TM: ct.Constant[int], TN: ct.Constant[int]",
+        return self._fuzzed(name, "x, w, y, n: int, f: float, TM: ct.Constant[int], TN: ct.Constant[int]",
                             {"x": ((rows, tn), xd), "w": ((rows, tn), wd), "y": ((rows, tn), yd)},
                             {"TM": tm, "TN": tn}, (blocks,))
 
@@ -446,14 +444,14 @@ class Generator:
             cd = "f32"
         pool = [Val("pid", "int"), Val("n", "int"), Val("f", "float"), a, Val(c, "float", ("TM", "TM"), cd)]
         self.body(pool, ("TM", "TM"), r.randint(0, 2))
-        self.emit(f"ct.store(y, index=(pid, 0), tile={self.finish(pool, ('TM', 'TM'), yd)})")
-        return self._fuzzed(name, "mma", "x, w, y, n: int, f: float, TM: ct.Constant[int]",
+        self.emit(f"ct.store(y, index=(pid, 0), tile={self.finish(pool, ('TM', 'TM'))})")
+        return self._fuzzed(name, "x, w, y, n: int, f: float, TM: ct.Constant[int]",
                             {"x": ((t * blocks, t), xd), "w": ((t, t * blocks), wd), "y": ((t * blocks, t), yd)},
                             {"TM": t}, (blocks,))
 
-    def _fuzzed(self, name: str, family: str, params: str, arrays, constants, grid) -> Fuzzed:
+    def _fuzzed(self, name: str, params: str, arrays, constants, grid) -> Fuzzed:
         source = f"@ct.kernel\ndef {name}({params}):\n" + "\n".join(self.lines) + "\n"
         scalars = {"n": self.r.choice((3, -2, 5, 1)), "f": self.r.choice((0.7, -1.25, 0.3))}
         ranges = {p: ((-100, 100) if cls(d) == "int" and d != "u8" else (0, 200) if d == "u8" else (-2.0, 2.0))
                   for p, (_, d) in arrays.items() if p != "y"}
-        return Fuzzed(name, source, family, arrays, scalars, constants, grid, ranges)
+        return Fuzzed(name, source, arrays, scalars, constants, grid, ranges)
