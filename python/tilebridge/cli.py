@@ -103,33 +103,38 @@ def _gpu_available() -> bool:
 def cmd_check(args) -> int:
     from .builder import build
     from .runtime.launch import extension_metadata
-    from .verifier.check import kernel_name, load_cases, run_case
+    from .verifier.check import check_files_in_parallel
 
     if args.installed:  # extensions built elsewhere (a campaign's: `tilebridge fuzz --wheels`)
-        exts = [importlib.import_module(m) for m in args.installed]
-        print(f"imported {', '.join(e.__name__ for e in exts)}")
+        modules = [importlib.import_module(m).__name__ for m in args.installed]
+        print(f"imported {', '.join(modules)}")
     else:
         target = args.files if len(args.files) > 1 else args.files[0]
-        exts = [build(target, module=_module(args), dtypes=_dtypes(args.dtype))]
-        print(f"built and imported {exts[0].__name__}: kernels "
-              f"{', '.join(sorted(extension_metadata(exts[0]).kernels))}")
-    holding = {k: e for e in reversed(exts) for k in extension_metadata(e).kernels}
+        ext = build(target, module=_module(args), dtypes=_dtypes(args.dtype))
+        modules = [ext.__name__]
+        print(f"built and imported {ext.__name__}: kernels "
+              f"{', '.join(sorted(extension_metadata(ext).kernels))}")
     if not _gpu_available():
         print("no GPU here: translation and build checked; run on a GPU machine to compare outputs "
               "with cuTile Python")
         return 0
-    bad = 0
-    for path in args.files:
-        for kernel, grid, launch_args in load_cases(path):
-            name = kernel_name(kernel)
-            if name not in holding:
-                print(f"{name}: in no extension given")
-                bad += 1
-                continue
-            result = run_case(holding[name], kernel, grid, launch_args)
+    results = check_files_in_parallel(args.files, modules, args.jobs)
+    bad = missing = 0
+    for _, result, kernel in results:
+        if result is None:
+            # Installed extensions may leave kernels out (a campaign builds only those it translates).
+            print(f"{'not run' if args.installed else 'BAD'} {kernel}: in no extension given")
+            missing += 1
+            bad += not args.installed
+        else:
             print(result)
             bad += not result.ok
-    print("all outputs agree with cuTile Python" if not bad else f"{bad} case(s) disagree")
+    ran = len(results) - missing
+    if ran == 0:
+        print("no case ran: nothing was compared")
+        return 1
+    skipped = f"; {missing} case(s) of kernels in no extension given not run" if missing and args.installed else ""
+    print((f"all {ran} cases agree with cuTile Python" if not bad else f"{bad} case(s) disagree") + skipped)
     return 1 if bad else 0
 
 
@@ -192,6 +197,9 @@ def cmd_fuzz(args) -> int:
 
     from .verifier import fuzz
 
+    if args.wheels and args.no_tile_ir:
+        raise SystemExit("tilebridge fuzz: --wheels takes the extensions the Tile IR phase builds; "
+                         "leave out --no-tile-ir")
     if args.file:  # a campaign file: generated before, or written by hand in that form
         path = Path(args.file)
         kernels = fuzz.read(path)
@@ -297,7 +305,9 @@ def main(argv: list[str] | None = None) -> int:
     p = kernel_command("check", "build, then compare with cuTile Python on each file's cases(torch)")
     p.add_argument("--installed", nargs="+", metavar="MODULE",
                    help="compare these installed extensions (built elsewhere: `tilebridge fuzz --wheels`) instead "
-                        "of building one")
+                        "of building one; a kernel none of them holds is listed, not run")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="run the cases in N processes (each JIT compiles on a CPU of its own)")
     p.set_defaults(run=cmd_check)
     p = kernel_command("bench", "time the Rust extension against cuTile Python on each file's cases(torch)")
     p.add_argument("--runs", type=int, default=50)

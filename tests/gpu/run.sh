@@ -24,6 +24,6 @@ fi
 step pytest.txt python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -n 8 -k "not graph"
 step pytest.txt python3 -m pytest tests/gpu -q -rA -p no:cacheprovider -k graph
 python3 benchmarks/capture_probe.py 2>&1 | tee "$OUT/capture.txt"
-step check.txt python3 -m tilebridge.cli check examples/*.py -m tilebridge_examples
+step check.txt python3 -m tilebridge.cli check examples/*.py -m tilebridge_examples -j 4
 echo "round status: $status" | tee -a "$OUT/status.txt"
 exit $status

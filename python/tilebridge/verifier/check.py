@@ -8,13 +8,16 @@ agree exactly, otherwise within the dtype's tolerance. A case with nothing to co
 
 from __future__ import annotations
 
+import importlib
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..dtypes import from_torch
 from ..translator.frontend import import_file
-from ..runtime.launch import kernel_info, launch
+from ..runtime.launch import extension_metadata, kernel_info, launch
 
 # (rtol, atol) per dtype where the two compilers may round differently; any other dtype must match exactly.
 TOLERANCE = {"f32": (1e-5, 1e-6), "f16": (1e-3, 1e-3), "bf16": (1e-2, 1e-2), "f64": (1e-12, 1e-12)}
@@ -146,3 +149,33 @@ def load_cases(path: str | Path) -> Iterator[tuple[Any, Any, tuple]]:
     if not hasattr(module, "cases"):
         raise AttributeError(f"{path} defines no `cases(torch)` function, so there is nothing to check")
     yield from module.cases(torch)
+
+
+def check_files(paths: Sequence[str], modules: Sequence[str], part: int = 0,
+                parts: int = 1) -> list[tuple[int, CaseResult | None, str]]:
+    """The cases `part`, `part + parts`, ... of the files' `cases(torch)`, in order, each run by
+    `run_case` on the first of the installed extensions `modules` that holds its kernel: (the
+    case's number, its result, its kernel's name). The result is None for a kernel that no
+    extension holds. Every part draws every case, so inputs are those of one serial run."""
+    exts = [importlib.import_module(m) for m in modules]
+    holding = {k: e for e in reversed(exts) for k in extension_metadata(e).kernels}
+    results, number = [], 0
+    for path in paths:
+        for kernel, grid, args in load_cases(path):
+            if number % parts == part:
+                name = kernel_name(kernel)
+                results.append((number, run_case(holding[name], kernel, grid, args) if name in holding else None,
+                                name))
+            number += 1
+    return results
+
+
+def check_files_in_parallel(paths: Sequence[str], modules: Sequence[str],
+                            jobs: int) -> list[tuple[int, CaseResult | None, str]]:
+    """`check_files` split over `jobs` processes (both JITs are CPU-bound; the GPU is shared)."""
+    if jobs <= 1:
+        return check_files(paths, modules)
+    spawn = multiprocessing.get_context("spawn")  # CUDA cannot be forked
+    with ProcessPoolExecutor(jobs, mp_context=spawn) as pool:
+        shares = pool.map(check_files, [paths] * jobs, [modules] * jobs, range(jobs), [jobs] * jobs)
+        return sorted((r for share in shares for r in share), key=lambda r: r[0])
