@@ -24,8 +24,9 @@ from ..errors import TilebridgeError
 # The cuda-tile releases whose internals this module was written against.
 SUPPORTED_VERSIONS = ("1.7.",)
 
-# The Tile IR bytecode version asked of it: what cutile 0.5.0 writes, and tileiras 13.x reads.
-BYTECODE_VERSION = "13.3"
+# The Tile IR bytecode version asked of it: the one cutile 0.5.0 negotiates with the 13.4 tileiras
+# tilebridge builds with (`ct.insert`, for one, needs it).
+BYTECODE_VERSION = "13.4"
 
 # A value's type as both sides spell it: a dtype name of tilebridge's (`f16`) and a shape of ints
 # (() for a scalar, or a 0-d tile: cuTile Python does not tell them apart).
