@@ -105,10 +105,46 @@ def check_signature(state: KernelState, fn: ast.FunctionDef) -> None:
         raise state.error(fn, "kernel parameters must be plain positional parameters without defaults")
 
 
-def used_as_scalars(fn: ast.FunctionDef) -> set[str]:
+def annotations(src: KernelSource) -> dict[str, Any]:
+    """Each annotated parameter's annotation as cuTile Python reads it
+    (`typing.get_type_hints(include_extras=True)` of the kernel's function)."""
+    func = getattr(src.kernel, "_pyfunc", None)
+    if func is None:
+        return {}
+    try:
+        hints = typing.get_type_hints(func, include_extras=True)
+    except Exception:  # noqa: BLE001 - a name only the module's own import resolves: read below, one by one
+        return {}
+    return {a.arg: hints[a.arg] for a in src.func.args.args if a.arg in hints}
+
+
+def ignored_annotation(annotation: Any) -> bool:
+    """An annotation that constrains nothing: cuTile Python reads only `Annotated` metadata and
+    takes `ct.Array`, `ct.Tile`, `ct.Scalar` or `ct.TiledView` as no annotation at all (the
+    parameter is what each launch passes)."""
+    import cuda.tile as ct
+
+    return any(annotation is t for t in (ct.Array, ct.Tile, ct.Scalar, ct.TiledView))
+
+
+def unannotated(src: KernelSource) -> set[str]:
+    """The parameters without an annotation, or with one cuTile Python ignores."""
+    hints = annotations(src)
+    return {a.arg for a in src.func.args.args if a.annotation is None or ignored_annotation(hints.get(a.arg))}
+
+
+def scalar_parameters(src: KernelSource) -> set[str]:
+    """The parameters without an annotation (or with one cuTile Python ignores) that are scalars:
+    annotated `ct.Scalar`, or used as one."""
+    import cuda.tile as ct
+
+    stated = {name for name, hint in annotations(src).items() if hint is ct.Scalar}
+    return stated | used_as_scalars(src.func, unannotated(src))
+
+
+def used_as_scalars(fn: ast.FunctionDef, unannotated: set[str]) -> set[str]:
     """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons and
     ranges, never as an array: cuTile Python takes an int for them (here an i32)."""
-    unannotated = {a.arg for a in fn.args.args if a.annotation is None}
     scalar, other = set(), set()
     parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
     for node in ast.walk(fn):
@@ -124,10 +160,9 @@ def used_as_scalars(fn: ast.FunctionDef) -> set[str]:
     return scalar - other
 
 
-def used_as_lists(fn: ast.FunctionDef) -> set[str]:
+def used_as_lists(fn: ast.FunctionDef, unannotated: set[str]) -> set[str]:
     """Unannotated parameters the kernel indexes (`As[g]`) or measures (`len(As)`): lists of
     arrays, as cuTile Python takes them."""
-    unannotated = {a.arg for a in fn.args.args if a.annotation is None}
     found = set()
     for node in ast.walk(fn):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
@@ -145,18 +180,27 @@ def is_torch_tensor(annotation: Any) -> bool:
 
 
 def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
-    scalars = used_as_scalars(fn)
-    lists = used_as_lists(fn)
+    hints = annotations(w.state.src)
+    blank = unannotated(w.state.src)
+    scalars = scalar_parameters(w.state.src)
+    lists = used_as_lists(fn, blank) - scalars
     reassigned = {name for _, name in assignments(fn)} | {
         n.id for loop in ast.walk(fn) if isinstance(loop, ast.For) for n in ast.walk(loop.target)
         if isinstance(n, ast.Name)}
     for arg in fn.args.args:
         name = arg.arg
-        ann = w.eval_static(arg.annotation) if arg.annotation is not None else None
+        ann = None if name in blank else hints[name] if name in hints else w.eval_static(arg.annotation)
         meta = typing.get_args(ann)[1:] if typing.get_origin(ann) is typing.Annotated else ()
         base = typing.get_args(ann)[0] if meta else ann
         is_const = any(type(m).__name__ == "ConstantAnnotation" for m in meta)
         scalar_meta = next((m for m in meta if type(m).__name__ == "ScalarAnnotation"), None)
+        array_meta = next((m for m in meta if type(m).__name__ == "ArrayAnnotation"), None)
+        list_meta = next((m for m in meta if type(m).__name__ == "ListAnnotation"), None)
+        for annotation in (array_meta, getattr(list_meta, "element", None)):
+            index_dtype = getattr(annotation, "index_dtype", None)
+            if index_dtype is not None and dtypes.of_object(index_dtype) != "i32":
+                raise w.error(arg, f"an array indexed with {index_dtype} (ct.IndexedWithInt64) cannot be "
+                                   "translated: cutile 0.5.0 indexes arrays with i32 only")
         rname = rust_name(name)
         if is_const and base is float:
             # cutile has no float const generics: the entry takes its f32 bits as an i32 const
@@ -178,11 +222,13 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
                 raise w.error(arg, f"scalar parameters of dtype {dtype} are not supported yet")
             param = ir.ScalarParam(name, dtype)
             val = Value("scalar", ir.ScalarType(dtype), ir.Var(rname))
-        elif name in lists:
+        elif name in lists or list_meta is not None:
+            # Static extents and strides an ArrayAnnotation states only let cuTile Python specialize
+            # further; the kernel computes the same without them.
             param = ir.ArrayParam(name, rank=0, dtype=f"${name}", listed=True)
             w.state.arrays[name] = param
             val = Value("list", py=name, expr=ir.Var(rname))
-        elif ann is None or getattr(ann, "__name__", None) == "Array" or is_torch_tensor(ann):
+        elif ann is None or array_meta is not None or is_torch_tensor(ann):
             param = ir.ArrayParam(name, rank=0, dtype=f"${name}")
             w.state.arrays[name] = param
             val = Value("array", py=name, expr=ir.Var(rname))
@@ -197,9 +243,8 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
 def unstated_scalars(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None) -> list[str]:
     """The scalar parameters cuTile Python types from each launch's value: unannotated, used as
     scalars, and no dtype stated for them."""
-    scalars = used_as_scalars(src.func)
-    return [a.arg for a in src.func.args.args
-            if a.annotation is None and a.arg in scalars and a.arg not in (dtypes or {})]
+    scalars = scalar_parameters(src)
+    return [a.arg for a in src.func.args.args if a.arg in scalars and a.arg not in (dtypes or {})]
 
 
 def unannotated_scalar(w: Walker, arg: ast.arg) -> str:
