@@ -718,6 +718,50 @@ def test_moved_arrays_take_any_dtype_unstated(monkeypatch):
                      FakeCudaArray((64, 64), "<i4", ptr=0x7200_0000), TM=64, TN=64, TK=32)
 
 
+def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monkeypatch, tmp_path):
+    """`ct.assert_`, `ct.astile`, `ct.insert`, `ct.pack_to_bytes` and `ct.unpack_from_bytes`,
+    `ct.static_eval`, and kernels annotated with `ct.Tile`, `ct.Scalar` and an `ArrayAnnotation`
+    (language.py): each at a specialization the check against cuTile Python accepted, compiled by
+    cutile to an sm_90 cubin, with the Tile IR operations cuTile Python's Tile IR has at the same
+    specialization (a tuple of numbers is joined by `cat` here, where cuTile Python writes one
+    constant). A launch whose constants reach `raise ct.static_exception(E)` is refused with E."""
+    from tilebridge.translator import frontend, lower_checked
+
+    path = REPO / "tests" / "fixtures" / "language.py"
+    ext = tb.build(path, quiet=True)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    sources = {src.name: src for src in frontend.load_all(path)}
+    for name, ops in (("annotated", ()), ("checked", ("assert",)), ("rebuilt", ("insert",)),
+                      ("bytes_round_trip", ("pack", "unpack")), ("evaluated", ())):
+        kir = lower_checked(sources[name], None, False, ())[0]  # `annotated`: one per dtype of n
+        spec = kir.compiled_at[0]
+        ours, bytecode = ext._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
+        theirs = coverage.python_tile_ir(sources[name].kernel, spec)
+        for op in ops:
+            count = [len(re.findall(rf"= {op} |^\s*{op} ", text, re.M)) for text in (ours, theirs)]
+            assert count[0] == count[1] > 0, (name, op, count)
+        coverage.cubin(bytecode)
+    with pytest.raises(tb.ArgumentError, match="ct.static_exception: ValueError: N is at most 1024"):
+        ext.evaluated((1,), FakeCudaArray((64,)), FakeCudaArray((64,), ptr=0x7100_0000), N=2048)
+    # what cuTile Python refuses at compile time, refused here with it
+    refused = """
+import cuda.tile as ct
+
+@ct.kernel
+def k(x, T: ct.Constant[int]):
+    ct.store(x, index=(0,), tile=ct.load(x, index=(0,), shape=(T,)) * ct.ensure_constant(ct.bid(0)))
+
+@ct.kernel
+def h(x, T: ct.Constant[int]):
+    ct.store(x, index=(0,), tile=ct.load(x, index=(0,), shape=(T,)) * ct.assume_divisible_by(12, 8))
+"""
+    (tmp_path / "refused.py").write_text(refused)
+    for src, why in zip(frontend.load_all(tmp_path / "refused.py"),
+                        ("is not a compile-time constant", "12 is not divisible by 8")):
+        with pytest.raises(tb.TranslationError, match=why):
+            lower_checked(src, None, False, ())
+
+
 def test_tile_shapes_computed_from_constants(monkeypatch):
     """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
     the launcher computes from the constants, refusing one that is not a positive power of two; the

@@ -182,9 +182,34 @@ class Walker:
             pass
         elif isinstance(node, ast.Return) and node.value is None and node is self.state.src.func.body[-1]:
             pass
+        elif isinstance(node, ast.Raise):
+            raise self.error(node, self.static_exception(node))
         else:
             raise self.error(node, f"{type(node).__name__} statements are not supported yet")
         return False
+
+    def static_exception(self, node: ast.Raise) -> str:
+        """Why a kernel cannot reach `raise ct.static_exception(E)`: cuTile Python fails to compile
+        any path through it with E, so a launch whose constants take a branch into it is refused
+        with E (a `raise` of anything else is not part of the language)."""
+        import cuda.tile as ct
+
+        exc = node.exc
+        try:
+            raises = isinstance(exc, ast.Call) and self.eval_static(exc.func) is ct.static_exception
+        except TranslationError:
+            raises = False
+        if not raises or len(exc.args) != 1 or exc.keywords:
+            return "`raise` is supported only as `raise ct.static_exception(...)`"
+        written = ast.unparse(exc.args[0])
+        if any(isinstance(n, ast.Name) and self.lookup(n.id) is not None for n in ast.walk(exc.args[0])):
+            return f"ct.static_exception: {written}"  # made of the kernel's names: shown as written
+        try:
+            error = eval(compile(ast.Expression(exc.args[0]), "<static_exception>", "eval"),  # noqa: S307
+                         dict(self.frame.globals))
+        except Exception:  # noqa: BLE001 - shown as written
+            return f"ct.static_exception: {written}"
+        return f"ct.static_exception: {type(error).__name__}: {error}"
 
     def assign(self, target: ast.expr, value: ast.expr, out: list[ir.Stmt]) -> None:
         if isinstance(target, ast.Tuple):

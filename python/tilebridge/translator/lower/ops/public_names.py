@@ -21,12 +21,20 @@ ELSEWHERE = {
     "ByTarget": "kernel hints per target (`num_ctas=ct.ByTarget(sm_100=2, default=1)`)",
     "ScalarInt64": "a parameter annotation: a 64-bit integer scalar",
     "DType": "the dtype objects (`x.dtype`, `ct.float16`): dtype classes and tests on them",
+    "Array": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
+    "Tile": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
+    "Scalar": "a parameter annotation: a scalar, typed as an unannotated one used as a scalar",
+    "TiledView": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
+    "ArrayAnnotation": "`Annotated[ct.Array, ct.ArrayAnnotation(...)]`: an array; static extents and strides "
+                       "only let cuTile Python specialize further (an int64 index dtype is refused)",
+    "ListAnnotation": "`Annotated[list, ct.ListAnnotation(...)]`: a list of arrays",
 }
 
 # Names that are not operations of a kernel: the host's, or exceptions cuTile Python raises.
 HOST = {"launch", "compilation", "compiler_timeout", "tune", "function", "TileError", "TileCompilerExecutionError",
         "TileCompilerTimeoutError", "TileInternalError", "TileRecursionError", "TileStaticAssertionError",
-        "TileStaticEvalError", "TileSyntaxError", "TileTypeError", "TileUnsupportedFeatureError", "TileValueError"}
+        "TileStaticEvalError", "TileSyntaxError", "TileTypeError", "TileUnsupportedFeatureError", "TileValueError",
+        "StaticException"}
 
 # Why a name is refused, where there is more to say than "not lowered yet".
 REASONS = {
@@ -42,8 +50,9 @@ REASONS = {
     "grid_dependency_control_wait": "programmatic dependent launch needs launch attributes cutile 0.5.0 does not set",
     "grid_dependency_control_launch_dependents": "programmatic dependent launch needs launch attributes cutile "
                                                  "0.5.0 does not set",
-    "printf": "not lowered yet (cutile 0.5.0's print_tko prints one tile with a fixed string)",
-    "print": "not lowered yet (cutile 0.5.0's print_tko prints one tile with a fixed string)",
+    "printf": "not lowered yet (cutile 0.5.0's `cuda_tile_print!` takes plain `%d`/`%f` specifiers only)",
+    "print": "not lowered yet (cutile 0.5.0's `cuda_tile_print!` takes plain `%d`/`%f` specifiers only)",
+    "IndexedWithInt64": "cutile 0.5.0 indexes arrays with i32 only",
 }
 
 

@@ -8,10 +8,9 @@ import math
 import struct
 from typing import TYPE_CHECKING
 
-from .... import dtypes
 from ... import ir, module_items
 from ....dtypes import FLOAT_RANK
-from ...rust_syntax import float_literal, rust_name
+from ...rust_syntax import float_literal
 from ..bindings import Binding, Value
 from ..facts import fold
 from .registry import OPS, ct_op, register
@@ -129,7 +128,7 @@ def ct_astype(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "dtype"], 2)
     x, dtype = w.expr(args["x"], out, hint), w.dtype_arg(args["dtype"], out)
     if x.kind == "const":
-        return _number_as(w, node, x, dtype, out, hint)
+        return number_as(w, node, x, dtype, out, hint)
     return w.sem.convert(w.as_tile(x, args["x"], out, hint), dtype, out, hint)
 
 
@@ -140,11 +139,11 @@ def scalar_astype(w: Walker, node: ast.Call, x: Value, out, hint) -> Value:
         raise w.error(node, "astype takes one dtype")
     dtype = w.dtype_arg(node.args[0], out)
     if x.kind == "const":
-        return _number_as(w, node, x, dtype, out, hint)
+        return number_as(w, node, x, dtype, out, hint)
     return w.sem.convert(w.as_tile(x, node, out, hint), dtype, out, hint)
 
 
-def _number_as(w: Walker, node: ast.Call, x: Value, dtype: str, out, hint) -> Value:
+def number_as(w: Walker, node: ast.Call, x: Value, dtype: str, out, hint) -> Value:
     """`ct.astype(7, ct.float16)` as cuTile Python computes it: a number already of the dtype it
     types the literal (an int is i32, a float f32) is left a number; any other becomes a constant
     of that dtype (`int()` truncates), which then promotes as a tile of it does. Where the dtype
@@ -283,31 +282,6 @@ def _rounded_math(w: Walker, node: ast.Call, func: str, out, hint) -> Value:
         raise w.error(node, f"ct.{func} takes rounding_mode APPROX or FULL, on f32 tiles")
     # The module's safe wrapper for f32 with this rounding, the pair Tile IR defines (module_items.py).
     return w.sem.bind_temp(out, hint, x.type, ir.Call(module_items.rounded(func, rounding.split("::")[1]), (x.expr,)))
-
-
-@ct_op("static_assert")
-def ct_static_assert(w: Walker, node: ast.Call, out, hint) -> Value:
-    """Decided here where the condition is known, else checked by the launcher (it is made of
-    ct.Constant values, which the launcher has before it compiles anything)."""
-    args = w.call_args(node, ["condition", "message"], 1)
-    cond = w.expr(args["condition"], out)
-    try:
-        message = str(w.eval_static(args["message"])) if "message" in args else "static_assert failed"
-    except Exception:  # e.g. an f-string of the constants
-        message = ast.unparse(args["message"])
-    source = f"{w.state.src.display_file}:{node.lineno}: {ast.unparse(args['condition'])}"
-    if cond.kind == "const":
-        if not cond.py:
-            raise w.error(node, f"ct.static_assert fails: {message}")
-        return Value("const", py=None)
-    consts = {rust_name(c.name) for c in w.state.params if isinstance(c, ir.ConstParam)}
-    names = {n.id for n in ast.walk(args["condition"]) if isinstance(n, ast.Name)}
-    if cond.kind != "scalar" or cond.dtype != "bool" or any(
-            rust_name(n) not in consts and w.lookup(n) is not None and w.lookup(n).let is not None
-            for n in names):
-        raise w.error(node, "ct.static_assert needs a condition made of ct.Constant values")
-    w.state.launch_check(cond.expr, f"ct.static_assert fails at {source} ({message})")
-    return Value("const", py=None)
 
 
 def _ftz(w: Walker, node: ast.expr | None, out) -> str:
@@ -471,101 +445,6 @@ def ct_where(w: Walker, node: ast.Call, out, hint) -> Value:
     return w.sem.bind_temp(out, hint, ir.TileType(type_.dtype, shape), ir.Call("select", (cond.expr, va.expr, vb.expr)))
 
 
-@ct_op("reshape", moves=True)
-def ct_reshape(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["x", "shape"], 2)
-    x = w.tile_arg(args["x"], out, hint, numbers=True)
-    shape = w.dims(args["shape"], out)
-    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
-
-
-@ct_op("cat", moves=True)
-def ct_cat(w: Walker, node: ast.Call, out, hint) -> Value:
-    """`ct.cat((a, b), axis)`: two tiles of one shape (cuTile Python's rule, as tile dimensions are
-    powers of two) end to end along `axis`; a dimension that is a constant doubles into one more
-    const generic (`2 * T`), which the launcher computes."""
-    args = w.call_args(node, ["tiles", "axis"], 2)
-    pair = w.expr(args["tiles"], out, hint)
-    if pair.kind != "tuple" or len(pair.py) != 2:
-        raise w.error(node, "ct.cat takes a pair of tiles")
-    a, b = (w.as_tile(v, args["tiles"], out, hint) for v in pair.py)
-    if a.shape != b.shape:
-        raise w.error(node, f"ct.cat of tiles of shapes {a.shape} and {b.shape}: cuTile Python concatenates tiles "
-                            "of one shape")
-    rank = len(a.shape)
-    axis = w.sem.int_const(w.expr(args["axis"], out), node)
-    axis = axis + rank if axis < 0 else axis
-    if not 0 <= axis < rank:
-        raise w.error(node, f"axis {axis} is out of range for a rank-{rank} tile")
-    dtype = w.sem.common_dtype(a.dtype, b.dtype, node)
-    a, b = w.sem.convert(a, dtype, out, hint), w.sem.convert(b, dtype, out, hint)
-    dim = a.shape[axis]
-    doubled = 2 * dim if isinstance(dim, int) else w.state.shape_const(
-        ir.Binary("*", ir.Var(dim), ir.Lit("2i32")), f"2 * {dim}")
-    shape = a.shape[:axis] + (doubled,) + a.shape[axis + 1:]
-    return w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("cat", (a.expr, b.expr, ir.Lit(f"{axis}i32"))))
-
-
-@ct_op("expand_dims", moves=True)
-def ct_expand_dims(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["x", "axis"], 2)
-    x = w.tile_arg(args["x"], out, hint)
-    axis = w.sem.int_const(w.expr(args["axis"], out), node)
-    rank = len(x.shape) + 1
-    axis = axis + rank if axis < 0 else axis
-    if not 0 <= axis < rank:
-        raise w.error(node, f"axis {axis} is out of range for a rank-{rank} result")
-    shape = x.shape[:axis] + (1,) + x.shape[axis:]
-    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
-
-
-@ct_op("permute", moves=True)
-def ct_permute(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["x", "axes"], 2)
-    x = w.tile_arg(args["x"], out, hint)
-    axes_val = w.expr(args["axes"], out)
-    axes = [w.sem.int_const(a, node) for a in (axes_val.py if axes_val.kind == "tuple" else [axes_val])]
-    if sorted(axes) != list(range(len(x.shape))):
-        raise w.error(node, f"axes {axes} are not a permutation of the tile's {len(x.shape)} axes")
-    return _permuted(w, x, axes, out, hint)
-
-
-def _permuted(w: Walker, x: Value, axes: list[int], out, hint) -> Value:
-    """`x` with its axes in the order `axes`."""
-    shape = tuple(x.shape[a] for a in axes)
-    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape),
-                           ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
-
-
-@ct_op("transpose", moves=True)
-def ct_transpose(w: Walker, node: ast.Call, out, hint) -> Value:
-    """Swaps two axes (a 2-D tile's two without axis0/axis1): `.transpose()` in 2-D, a permute else."""
-    args = w.call_args(node, ["x", "axis0", "axis1"], 1)
-    x = w.tile_arg(args["x"], out, hint)
-    rank = len(x.shape)
-    if "axis0" not in args and "axis1" not in args:
-        if rank != 2:
-            raise w.error(node, "ct.transpose of a tile that is not 2-D needs axis0 and axis1")
-        axis0, axis1 = 0, 1
-    else:
-        axis0, axis1 = (w.sem.int_const(w.expr(args[k], out), node) if k in args else None
-                        for k in ("axis0", "axis1"))
-        if axis0 is None or axis1 is None:
-            raise w.error(node, "ct.transpose needs both axis0 and axis1, or neither")
-        axis0, axis1 = (a + rank if a < 0 else a for a in (axis0, axis1))
-        if not (0 <= axis0 < rank and 0 <= axis1 < rank):
-            raise w.error(node, f"transpose axes out of range for a rank-{rank} tile")
-    axes = list(range(rank))
-    axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
-    if axes == list(range(rank)):
-        return x
-    shape = tuple(x.shape[a] for a in axes)
-    if rank == 2:
-        return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "transpose"))
-    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape),
-                           ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
-
-
 def _bitwise(op: type[ast.operator]):
     """The handler of ct.bitwise_and/or/xor/lshift/rshift: the operator `&`, `|`, `^`, `<<` or `>>`."""
     def handler(w: Walker, node: ast.Call, out, hint) -> Value:
@@ -637,23 +516,6 @@ def ct_isnan(w: Walker, node: ast.Call, out, hint) -> Value:
                            w.tile_comparison("!=", x.expr, x.expr, x.dtype))
 
 
-@ct_op("bitcast", moves=True)
-def ct_bitcast(w: Walker, node: ast.Call, out, hint) -> Value:
-    """The tile's bits as another dtype of the same width (not bool), as cuTile Python requires;
-    both dtypes known here (an array's dtype is one of several widths)."""
-    args = w.call_args(node, ["x", "dtype"], 2)
-    x, dtype = w.tile_arg(args["x"], out, hint), w.dtype_arg(args["dtype"], out)
-    src, dst = w.state.union.find(x.dtype), w.state.union.find(dtype)
-    if src not in dtypes.DTYPES or dst not in dtypes.DTYPES:
-        raise w.error(node, "ct.bitcast of or to an array's dtype is not supported yet; cast to a concrete dtype first")
-    if "bool" in (src, dst) or dtypes.DTYPES[src].itemsize != dtypes.DTYPES[dst].itemsize:
-        raise w.error(node, f"ct.bitcast from {src} to {dst}: cuTile Python bitcasts between dtypes of one width, "
-                            "not bools")
-    if src == dst:
-        return x
-    return w.sem.bind_temp(out, hint, ir.TileType(dst, x.shape), ir.Call("bitcast", (x.expr,)))
-
-
 @ct_op("divmod")
 def ct_divmod(w: Walker, node: ast.Call, out, hint) -> Value:
     """`(x // y, x % y)`, each operand evaluated once."""
@@ -664,16 +526,11 @@ def ct_divmod(w: Walker, node: ast.Call, out, hint) -> Value:
                                           x, y, out, hint) for op in (ast.FloorDiv(), ast.Mod())])
 
 
-@ct_op("broadcast_to")
-def ct_broadcast_to(w: Walker, node: ast.Call, out, hint) -> Value:
-    """`x` (a tile, a scalar or a number) broadcast to `shape` (numpy's rules: leading axes added, axes
-    of 1 stretched)."""
-    args = w.call_args(node, ["x", "shape"], 2)
-    x = w.tile_arg(args["x"], out, hint, numbers=True)
-    shape = w.dims(args["shape"], out)
-    if len(x.shape) > len(shape) or w.sem.broadcast_shape(x.shape, shape, node) != shape:
-        raise w.error(node, f"a tile of shape {x.shape} does not broadcast to {shape}")
-    return w.sem.broadcast(x, shape, out, hint)
+def permuted(w: Walker, x: Value, axes: list[int], out, hint) -> Value:
+    """`x` with its axes in the order `axes`."""
+    shape = tuple(x.shape[a] for a in axes)
+    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape),
+                           ir.Call("permute", (x.expr, ir.Lit(f"const_array![{', '.join(map(str, axes))}]"))))
 
 
 @ct_op("cumsum")
@@ -702,29 +559,10 @@ def ct_cumsum(w: Walker, node: ast.Call, out, hint) -> Value:
     # (compile_scan_op): another axis is brought to the front, scanned, and put back.
     order = [axis] + [a for a in range(rank) if a != axis]
     if axis != 0:
-        x = _permuted(w, x, order, out, hint)
+        x = permuted(w, x, order, out, hint)
     scanned = w.sem.bind_temp(out, hint, x.type, ir.Call("scan_sum", (
         x.expr, ir.Lit("0i32"), ir.Lit("reverse::Reverse" if reverse.py else "reverse::Forward"), zero)))
-    return _permuted(w, scanned, [order.index(a) for a in range(rank)], out, hint) if axis != 0 else scanned
-
-
-@ct_op("extract")
-def ct_extract(w: Walker, node: ast.Call, out, hint) -> Value:
-    """The `index`-th block of `shape` in `x` (cutile's extract, with slice indices)."""
-    args = w.call_args(node, ["x", "index", "shape"], 3)
-    x = w.tile_arg(args["x"], out, hint)
-    shape = w.dims(args["shape"], out)
-    index = w.expr(args["index"], out, hint="index")
-    items = index.py if index.kind == "tuple" else [index]
-    if not len(items) == len(shape) == len(x.shape):
-        raise w.error(node, "ct.extract needs an index and a shape of the tile's rank")
-    for have, want in zip(x.shape, shape):
-        if isinstance(have, int) and isinstance(want, int) and have % want:
-            raise w.error(node, f"ct.extract of shape {shape} does not divide the tile's {x.shape}")
-    indices = [w.sem.bind_temp(out, "index", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (
-        w.sem.i32(i, args["index"], out),))).expr for i in items]
-    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape),
-                           ir.Call("extract", (x.expr, ir.Lit(f"[{', '.join(e.name for e in indices)}]"))))
+    return permuted(w, scanned, [order.index(a) for a in range(rank)], out, hint) if axis != 0 else scanned
 
 
 @ct_op("cdiv")
