@@ -5,6 +5,7 @@ sm_90 cubin with the pip tileiras."""
 import re
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -724,7 +725,8 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
     (language.py): each at a specialization the check against cuTile Python accepted, compiled by
     cutile to an sm_90 cubin, with the Tile IR operations cuTile Python's Tile IR has at the same
     specialization (a tuple of numbers is joined by `cat` here, where cuTile Python writes one
-    constant). A launch whose constants reach `raise ct.static_exception(E)` is refused with E."""
+    constant). A launch whose constants reach `raise ct.static_exception(E)` is refused with E.
+    Unsigned integers of every width compute as cuTile Python computes them."""
     from tilebridge.translator import frontend, lower_checked
 
     path = REPO / "tests" / "fixtures" / "language.py"
@@ -740,6 +742,20 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
         for op in ops:
             count = [len(re.findall(rf"= {op} |^\s*{op} ", text, re.M)) for text in (ours, theirs)]
             assert count[0] == count[1] > 0, (name, op, count)
+        coverage.cubin(bytecode)
+    # unsigned integers (any_dtype.py): right shifts logical and widening zero-extending, as cuTile Python's
+    moved = REPO / "tests" / "fixtures" / "any_dtype.py"
+    any_ext = tb.build(moved, quiet=True)
+    sources = {src.name: src for src in frontend.load_all(moved)}
+    for name, dtype, op in (("xorshift", "u32", "shri"), ("widened", "u16", "exti")):
+        (kir,) = lower_checked(sources[name], None, False, ())
+        first = kir.compiled_at[0]  # at `dtype` for the first array, whatever the check sampled
+        spec = replace(first, generics=[dtype, *first.generics[1:]],
+                       signature=[(first.signature[0][0], dtype, first.signature[0][2]), *first.signature[1:]])
+        ours, bytecode = any_ext._compile_only(name, spec.generics, spec.strides, "sm_90")
+        theirs = coverage.python_tile_ir(sources[name].kernel, spec)
+        count = [len(re.findall(rf"= {op} .* unsigned", text)) for text in (ours, theirs)]
+        assert count[0] == count[1] > 0, (name, count)
         coverage.cubin(bytecode)
     with pytest.raises(tb.ArgumentError, match="ct.static_exception: ValueError: N is at most 1024"):
         ext.evaluated((1,), FakeCudaArray((64,)), FakeCudaArray((64,), ptr=0x7100_0000), N=2048)

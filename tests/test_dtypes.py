@@ -90,7 +90,7 @@ def test_torch_stand_in_names():
         "float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
         "bfloat16": "bfloat16", "float64": "float64", "double": "float64", "int32": "int32",
         "int": "int32", "int64": "int64", "long": "int64", "int16": "int16", "int8": "int8",
-        "uint8": "uint8", "bool": "bool_", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+        "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "bool": "bool_", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
 
 
 def test_promotion_is_cutile_pythons():

@@ -49,6 +49,9 @@ _TABLE = (
     DType("i16", "int16", "int16", "I16"),
     DType("i8", "int8", "int8", "I8", mma_accumulator="i32"),
     DType("u8", "uint8", "uint8", "U8", mma_accumulator="i32"),
+    DType("u16", "uint16", "uint16", "U16"),
+    DType("u32", "uint32", "uint32", "U32"),
+    DType("u64", "uint64", "uint64", "U64"),
     DType("bool", "bool_", "bool", "Bool"),
     DType("f8e4m3fn", "float8_e4m3fn", "float8_e4m3fn", "F8E4M3FN", mma_accumulator="f16"),
     DType("f8e5m2", "float8_e5m2", "float8_e5m2", "F8E5M2", mma_accumulator="f16"),
@@ -68,7 +71,7 @@ MOVED_ARRAY_DTYPES = tuple(ARRAY_DTYPES)
 INDEX_ARRAY_DTYPES = ("i32", "i64")
 # The dtypes cutile 0.5.0's JIT makes Tile IR constants of (`constant`, `E::ZERO`): not the 8- and
 # 16-bit integers, nor bool (its `compiler/shared_utils.rs`).
-CONSTANT_DTYPES = ("f32", "f16", "bf16", "f64", "i32", "i64", "f8e4m3fn", "f8e5m2")
+CONSTANT_DTYPES = ("f32", "f16", "bf16", "f64", "i32", "i64", "u32", "u64", "f8e4m3fn", "f8e5m2")
 
 # Floats by promotion rank: of two floats of different rank, the wider wins.
 FLOAT_RANK = {d.name: d.float_rank for d in sorted(_TABLE, key=lambda d: -(d.float_rank or 0)) if d.float_rank}

@@ -32,7 +32,7 @@ class Integers:
                 return False  # stated as floats only: no index array, whatever the kernel seems to use it as
             self.state.int_arrays.update(members)
             return True
-        return root in ("i32", "i64", "i16", "i8", "u8")
+        return root in dtypes.DTYPES and dtypes.DTYPES[root].is_integer
 
     def narrow_integers(self, val: Value, have: str, dtype: str, out: list[ir.Stmt], hint: str) -> Value:
         """`val` (integers of dtype `have`) as the narrower integer `dtype`, wrapping as astype does.
@@ -40,7 +40,7 @@ class Integers:
         not fit poison: the low bits are kept (and sign-extended for a signed target) first, so the
         value always fits."""
         want = self.state.pinned(dtype)
-        if have not in ("i32", "i64"):
+        if have not in dtypes.CONSTANT_DTYPES:
             raise self.error(self.state.src.func, f"astype from {have} to {want}: cutile 0.5.0 makes no "
                                                   f"constant of {have}, which narrowing it needs")
         if self.state.union.find(val.dtype) != have:  # the array's dtype, bound to `have` at launch

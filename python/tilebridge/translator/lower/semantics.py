@@ -269,8 +269,9 @@ class Semantics(Promotions, Integers):
         """A compile-time or scalar value as a tile of `dtype` and `shape`."""
         if val.kind == "const":
             pinned = self.state.pinned(dtype)
-            concrete = dtype if dtype in FLOAT_RANK or dtype in ("i32", "i64") else (
-                pinned if pinned in ("i32", "i64") else "i32" if self.index_class(dtype) else "f32")
+            wide_ints = ("i32", "i64", "u32", "u64")  # the integers cutile makes constants of
+            concrete = dtype if dtype in FLOAT_RANK or dtype in wide_ints else (
+                pinned if pinned in wide_ints else "i32" if self.index_class(dtype) else "f32")
             if concrete in ("f16", "bf16", "tf32"):
                 concrete = "f32"
             if concrete in FLOAT_RANK:
@@ -278,6 +279,9 @@ class Semantics(Promotions, Integers):
             else:
                 if isinstance(val.py, float):
                     raise self.error(node, "a float literal cannot combine with an integer tile")
+                if concrete[0] == "u" and not 0 <= int(val.py) < 2 ** 31:
+                    raise self.error(node, f"{int(val.py)} as a {concrete} constant is not supported yet (cutile "
+                                           "0.5.0's JIT reads each literal as an i32)")
                 lit = int_literal(int(val.py), concrete)
             tile = self.scalar_tile(lit, concrete, shape, out, hint)
             if concrete != dtype:

@@ -50,7 +50,7 @@ pub struct Array {
 
 /// Every element type an array can have, in `tilebridge.dtypes`' order: what a launcher takes for
 /// an array the kernel only moves (loads, stores, converts).
-pub const ANY_DTYPE: [ElemType; 12] = [
+pub const ANY_DTYPE: [ElemType; 15] = [
     DTypeId::F32,
     DTypeId::F16,
     DTypeId::BF16,
@@ -60,6 +60,9 @@ pub const ANY_DTYPE: [ElemType; 12] = [
     DTypeId::I16,
     DTypeId::I8,
     DTypeId::U8,
+    DTypeId::U16,
+    DTypeId::U32,
+    DTypeId::U64,
     DTypeId::Bool,
     DTypeId::F8E4M3FN,
     DTypeId::F8E5M2,
@@ -67,7 +70,7 @@ pub const ANY_DTYPE: [ElemType; 12] = [
 
 /// `ANY_DTYPE` but bool, which cutile's `convert_tile` does not take: what a launcher takes for an
 /// array the kernel only moves and converts.
-pub const ANY_DTYPE_BUT_BOOL: [ElemType; 11] = [
+pub const ANY_DTYPE_BUT_BOOL: [ElemType; 14] = [
     DTypeId::F32,
     DTypeId::F16,
     DTypeId::BF16,
@@ -77,11 +80,14 @@ pub const ANY_DTYPE_BUT_BOOL: [ElemType; 11] = [
     DTypeId::I16,
     DTypeId::I8,
     DTypeId::U8,
+    DTypeId::U16,
+    DTypeId::U32,
+    DTypeId::U64,
     DTypeId::F8E4M3FN,
     DTypeId::F8E5M2,
 ];
 
-const TORCH_DTYPES: [(&str, ElemType); 12] = [
+const TORCH_DTYPES: [(&str, ElemType); 15] = [
     ("float32", DTypeId::F32),
     ("float16", DTypeId::F16),
     ("bfloat16", DTypeId::BF16),
@@ -91,6 +97,9 @@ const TORCH_DTYPES: [(&str, ElemType); 12] = [
     ("int16", DTypeId::I16),
     ("int8", DTypeId::I8),
     ("uint8", DTypeId::U8),
+    ("uint16", DTypeId::U16),
+    ("uint32", DTypeId::U32),
+    ("uint64", DTypeId::U64),
     ("bool", DTypeId::Bool),
     ("float8_e4m3fn", DTypeId::F8E4M3FN),
     ("float8_e5m2", DTypeId::F8E5M2),
@@ -146,6 +155,9 @@ fn elem_from_typestr(typestr: &str) -> Option<ElemType> {
         "i2" => DTypeId::I16,
         "i1" => DTypeId::I8,
         "u1" => DTypeId::U8,
+        "u2" => DTypeId::U16,
+        "u4" => DTypeId::U32,
+        "u8" => DTypeId::U64,
         "b1" => DTypeId::Bool,
         _ => return None,
     })

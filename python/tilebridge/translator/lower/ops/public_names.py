@@ -44,9 +44,6 @@ REASONS = {
     "float4_e2m1fn": "cutile 0.5.0 has no such element type",
     "float8_e5m3fnu": "cutile 0.5.0 has no such element type",
     "float8_e8m0fnu": "cutile 0.5.0 has no such element type",
-    "uint16": "the launcher's element types stop at uint8",
-    "uint32": "the launcher's element types stop at uint8",
-    "uint64": "the launcher's element types stop at uint8",
     "grid_dependency_control_wait": "programmatic dependent launch needs launch attributes cutile 0.5.0 does not set",
     "grid_dependency_control_launch_dependents": "programmatic dependent launch needs launch attributes cutile "
                                                  "0.5.0 does not set",
