@@ -721,8 +721,8 @@ def test_moved_arrays_take_any_dtype_unstated(monkeypatch):
 
 def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monkeypatch, tmp_path):
     """`ct.assert_`, `ct.astile`, `ct.insert`, `ct.pack_to_bytes` and `ct.unpack_from_bytes`,
-    `ct.static_eval`, and kernels annotated with `ct.Tile`, `ct.Scalar` and an `ArrayAnnotation`
-    (language.py): each at a specialization the check against cuTile Python accepted, compiled by
+    `ct.static_eval`, tiled views, and kernels annotated with `ct.Tile`, `ct.Scalar` and an
+    `ArrayAnnotation` (language.py): each at a specialization the check against cuTile Python accepted, compiled by
     cutile to an sm_90 cubin, with the Tile IR operations cuTile Python's Tile IR has at the same
     specialization (a tuple of numbers is joined by `cat` here, where cuTile Python writes one
     constant). A launch whose constants reach `raise ct.static_exception(E)` is refused with E.
@@ -734,7 +734,7 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     sources = {src.name: src for src in frontend.load_all(path)}
     for name, ops in (("annotated", ()), ("checked", ("assert",)), ("rebuilt", ("insert",)),
-                      ("bytes_round_trip", ("pack", "unpack")), ("evaluated", ())):
+                      ("bytes_round_trip", ("pack", "unpack")), ("evaluated", ()), ("viewed", ("load_view_tko",))):
         kir = lower_checked(sources[name], None, False, ())[0]  # `annotated`: one per dtype of n
         spec = kir.compiled_at[0]
         ours, bytecode = ext._compile_only(kir.name, spec.generics, spec.strides, "sm_90")

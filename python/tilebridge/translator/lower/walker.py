@@ -22,7 +22,7 @@ from . import branches, streams
 from .bindings import Binding, BranchScope, Value
 from .facts import COMPARISONS, assignments, carried_names, loop_assigned, with_article
 from .loop_split import split_loop
-from .ops import MOVES, OPS, lists, public_names, tiles
+from .ops import MOVES, OPS, lists, memory, public_names, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
 
@@ -628,6 +628,8 @@ class Walker:
                 return self.static_value(getattr(base.py, node.attr), node)
             except AttributeError:
                 raise self.error(node, "unknown attribute") from None
+        if base.kind == "view":
+            return memory.view_attribute(self, node, base, out)
         if node.attr == "dtype" and base.kind in ("array", "tile"):
             return Value("dtype", py=f"${base.py}" if base.kind == "array" else base.dtype)
         if node.attr == "shape" and base.kind == "tile":
@@ -678,6 +680,10 @@ class Walker:
                     return self.computed(func.attr, tiles.tile_method(self, node, recv, func.attr, out, hint))
                 if recv.kind in ("scalar", "const") and func.attr == "astype":  # a scalar is a 0-d tile
                     return tiles.scalar_astype(self, node, recv, out, hint)
+                if recv.kind == "array" and func.attr == "tiled_view":
+                    return memory.tiled_view(self, node, func.value)
+                if recv.kind == "view":
+                    return memory.view_method(self, node, recv, func.attr, out, hint)
             if recv.kind != "static":
                 raise self.error(node, f"method '{func.attr}' of a {recv.kind} is not supported")
             try:

@@ -520,3 +520,49 @@ def ct_num_tiles(w: Walker, node: ast.Call, out, hint) -> Value:
     part = partition(w.state, array, shape, None, out=out)
     return Value("scalar", ir.ScalarType("i32"), ir.Call("num_tiles", (ir.Ref(part), ir.Lit(f"{axis}i32"))),
                nonneg=True)
+
+
+def tiled_view(w: Walker, node: ast.Call, array_node: ast.expr) -> Value:
+    """`a.tiled_view(tile_shape, padding_mode=...)`: the array's tiles of that shape, as `ct.load`,
+    `ct.store` and `ct.num_tiles` take them (its methods are those calls). Tiles that overlap or
+    leave gaps (`traversal_steps` other than the tile shape) are refused."""
+    args = w.call_args(node, ["tile_shape", "padding_mode", "traversal_steps"], 1)
+    steps = args.get("traversal_steps")
+    if steps is not None and not (isinstance(steps, ast.Constant) and steps.value is None) and \
+            ast.dump(steps) != ast.dump(args["tile_shape"]):
+        raise w.error(node, "a tiled view with traversal_steps other than its tile shape is not supported yet "
+                            "(cutile 0.5.0 writes such views only with unsafe strided views)")
+    return Value("view", py=(array_node, args["tile_shape"], args.get("padding_mode")))
+
+
+def view_method(w: Walker, node: ast.Call, view: Value, name: str, out, hint) -> Value:
+    """A method of a tiled view, as the `ct` call it stands for on the view's array and tile shape."""
+    array_node, shape_node, padding = view.py
+    known = {"load": ["index", "latency", "allow_tma"], "store": ["index", "tile", "latency", "allow_tma"],
+             "num_tiles": ["axis"]}
+    if name not in known:
+        raise w.error(node, f"method '{name}' of a tiled view is not supported")
+    args = w.call_args(node, known[name], 1 if name != "store" else 2)
+    keywords = [ast.keyword(arg=k, value=v) for k, v in args.items() if k not in ("index", "tile", "axis")]
+    if name == "load":
+        call = ast.Call(func=node.func, args=[array_node, args["index"]], keywords=[
+            ast.keyword(arg="shape", value=shape_node), *([ast.keyword(arg="padding_mode", value=padding)]
+                                                          if padding is not None else []), *keywords])
+    elif name == "store":
+        call = ast.Call(func=node.func, args=[array_node, args["index"], args["tile"]], keywords=keywords)
+    else:
+        call = ast.Call(func=node.func, args=[array_node, args["axis"], shape_node], keywords=[])
+    ast.copy_location(call, node)
+    from .registry import OPS
+
+    return OPS[name](w, call, out, hint)
+
+
+def view_attribute(w: Walker, node: ast.Attribute, view: Value, out) -> Value:
+    """`tv.tile_shape`, `tv.dtype`: the view's tile shape, its array's dtype."""
+    array_node, shape_node, _ = view.py
+    if node.attr == "tile_shape":
+        return w.expr(shape_node, out)
+    if node.attr == "dtype":
+        return w.expr(ast.copy_location(ast.Attribute(value=array_node, attr="dtype", ctx=ast.Load()), node), out)
+    raise w.error(node, f"attribute '{node.attr}' of a tiled view is not supported")

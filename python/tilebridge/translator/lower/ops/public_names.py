@@ -24,7 +24,9 @@ ELSEWHERE = {
     "Array": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
     "Tile": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
     "Scalar": "a parameter annotation: a scalar, typed as an unannotated one used as a scalar",
-    "TiledView": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
+    "TiledView": "what `x.tiled_view(shape, padding_mode=)` makes: its `load`, `store` and `num_tiles` are "
+                 "`ct.load`, `ct.store` and `ct.num_tiles` of x at that shape (`lower.ops.memory`; traversal "
+                 "steps other than the shape are refused); as an annotation, ignored",
     "ArrayAnnotation": "`Annotated[ct.Array, ct.ArrayAnnotation(...)]`: an array; static extents and strides "
                        "only let cuTile Python specialize further (an int64 index dtype is refused)",
     "ListAnnotation": "`Annotated[list, ct.ListAnnotation(...)]`: a list of arrays",
