@@ -51,3 +51,13 @@ def int_literal(value: int, dtype: str) -> ir.Lit | ir.Binary:
     if dtype[0] == "i" and value == -2 ** (int(dtype[1:]) - 1):
         return ir.Binary("-", ir.Lit(f"{value + 1}{dtype}"), ir.Lit(f"1{dtype}"))
     return ir.Lit(f"{value}{dtype}")
+
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def string_literal(text: str) -> ir.Lit:
+    """`text` as a Rust string literal (`"..."`), escaped as Rust reads it."""
+    escaped = "".join(_ESCAPES.get(c) or (c if c.isprintable() else f"\\u{{{ord(c):x}}}") for c in text)
+    return ir.Lit(f'"{escaped}"')

@@ -5,11 +5,10 @@ IR's assert, on the GPU), and `ct.assume_divisible_by` (a hint that changes no r
 from __future__ import annotations
 
 import ast
-import json
 from typing import TYPE_CHECKING
 
 from ... import ir
-from ...rust_syntax import rust_name
+from ...rust_syntax import rust_name, string_literal
 from ..bindings import Value
 from .registry import ct_op
 
@@ -58,7 +57,6 @@ def ct_static_assert(w: Walker, node: ast.Call, out, hint) -> Value:
     return Value("const", py=None)
 
 
-
 @ct_op("assert_")
 def ct_assert(w: Walker, node: ast.Call, out, hint) -> Value:
     """Tile IR's assert (`cuda_tile_assert!`), as cuTile Python emits it: every element of a bool
@@ -74,9 +72,7 @@ def ct_assert(w: Walker, node: ast.Call, out, hint) -> Value:
     message = w.eval_static(args["message"]) if "message" in args else None
     if not isinstance(message, (str, type(None))):
         raise w.error(node, "ct.assert_'s message must be a constant string")
-    # A Rust string literal: JSON's escapes are Rust's for the characters JSON escapes.
-    text = ir.Lit(json.dumps(message or "", ensure_ascii=False).replace("{", "{{").replace("}", "}}"))
-    out.append(ir.Eval(ir.Call("cuda_tile_assert!", (cond.expr, text)), node.lineno))
+    out.append(ir.Eval(ir.Call("cuda_tile_assert!", (cond.expr, string_literal(message or ""))), node.lineno))
     return Value("const", py=None)
 
 
