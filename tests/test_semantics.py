@@ -196,8 +196,8 @@ def test_an_array_tile_beside_a_tile_of_a_concrete_dtype_promotes_per_launch(tmp
 def test_too_many_independent_dtypes_ask_for_the_dtypes(tmp_path):
     """Ten arrays of independent dtypes that meet (3^10 combinations) are more than a build checks:
     a clear TranslationError naming them, not a build that enumerates millions of combinations.
-    Ten arrays the kernel only moves (each converted to f32 and nothing else) vary apart: 11^10
-    combinations, never listed, translated."""
+    Ten arrays the kernel only moves (each converted to f32 and nothing else) vary apart: one
+    combination for each of every dtype but bool per array, never listed, translated."""
     names = [f"a{i}" for i in range(10)]
     body = "acc = ct.zeros((TILE,), dtype=ct.float32)\n" + "".join(
         f"acc = acc + ct.load({n}, index=(ct.bid(0),), shape=(TILE,))\n" for n in names)
@@ -208,7 +208,8 @@ def test_too_many_independent_dtypes_ask_for_the_dtypes(tmp_path):
         "(TILE,))\n", "(TILE,)), ct.float32)\n") + "ct.store(y, index=(ct.bid(0),), tile=acc)\n",
         params=", ".join(names) + ", y, TILE: ct.Constant[int]")
     assert [c.moved for c in moved.dtype_classes] == [True] * 11
-    assert moved.product_count() == 11 ** 10  # y holds what is stored into it: f32
+    every_but_bool = len(dtypes.ARRAY_DTYPES) - 1  # cutile converts no bools
+    assert moved.product_count() == every_but_bool ** 10  # y holds what is stored into it: f32
 
 
 def test_only_moved_arrays_take_every_dtype(tmp_path):
