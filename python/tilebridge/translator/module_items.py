@@ -64,6 +64,4 @@ def called(kernels: list[ir.KernelIR]) -> dict:
         "rounded": sorted((m[1], m[2]) for n in names if (m := _ROUNDED.match(n))),
         "hinted_stores": sorted((int(m[1]), m[2] == "on", None if m[3] is None else int(m[3]))
                                 for n in names if (m := _HINTED.match(n))),
-        # cutile's macro for Tile IR's assert is `unreachable!()` to rustc: what follows it "is unreachable"
-        "asserts": "cuda_tile_assert!" in names,
     }
