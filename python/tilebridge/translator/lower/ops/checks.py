@@ -8,28 +8,12 @@ import ast
 from typing import TYPE_CHECKING
 
 from ... import ir
-from ...rust_syntax import rust_name, string_literal
+from ...rust_syntax import string_literal
 from ..bindings import Value
 from .registry import ct_op
 
 if TYPE_CHECKING:
     from ..walker import Walker
-
-
-def _of_constants(w: Walker, value: Value, through_names: bool = True) -> bool:
-    """Whether the scalar `value` is computed from nothing but literals and ct.Constant parameters
-    (through the names it is bound to, where `through_names`): what cuTile Python knows when it
-    compiles. A call of no arguments, such as a block index, is not."""
-    consts = {rust_name(c.name) for c in w.state.params if isinstance(c, ir.ConstParam)}
-    defs = {**w.state.scalar_defs, **w.state.temp_defs} if through_names else {}
-
-    def constant(expr: ir.Expr, depth: int) -> bool:
-        if depth > 24 or any(isinstance(n, (ir.Call, ir.Method)) and not n.args for n in ir.nodes(expr)):
-            return False
-        return all(v.name in consts or (v.name in defs and constant(defs[v.name], depth + 1))
-                   for v in ir.variables(expr))
-
-    return value.kind == "scalar" and constant(value.expr, 0)
 
 
 @ct_op("static_assert")
@@ -47,9 +31,9 @@ def ct_static_assert(w: Walker, node: ast.Call, out, hint) -> Value:
         if not cond.py:
             raise w.error(node, f"ct.static_assert fails: {message}")
         return Value("const", py=None)
-    if cond.kind != "scalar" or cond.dtype != "bool" or not _of_constants(w, cond):
+    if cond.kind != "scalar" or cond.dtype != "bool" or not w.state.compile_time(cond.expr):
         raise w.error(node, "ct.static_assert needs a condition made of ct.Constant values")
-    if not _of_constants(w, cond, through_names=False):
+    if not w.state.on_constants(cond.expr):
         # The launcher evaluates the condition: it has the constants, not what the kernel computes.
         raise w.error(node, "ct.static_assert of this condition is not supported yet: the launcher checks "
                             "comparisons of ct.Constant values and arithmetic Rust writes as Python does (+, -, *)")
@@ -82,7 +66,7 @@ def ct_ensure_constant(w: Walker, node: ast.Call, out, hint) -> Value:
     constant, ct.Constant parameters); anything else fails as it fails there."""
     args = w.call_args(node, ["value"], 1)
     value = w.expr(args["value"], out, hint)
-    if value.kind not in ("const", "static") and not _of_constants(w, value):
+    if value.kind not in ("const", "static") and not (value.kind == "scalar" and w.state.compile_time(value.expr)):
         raise w.error(node, "the argument of ct.ensure_constant is not a compile-time constant")
     return value
 
