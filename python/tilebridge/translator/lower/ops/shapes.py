@@ -141,17 +141,25 @@ def ct_extract(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "index", "shape"], 3)
     x = w.tile_arg(args["x"], out, hint)
     shape = w.dims(args["shape"], out)
-    index = w.expr(args["index"], out, hint="index")
+    _, indices = _block_index(w, node, "extract", "a shape", args["index"], x, shape, out)
+    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Call("extract", (x.expr, indices)))
+
+
+def _block_index(w: Walker, node: ast.Call, op: str, block_is: str, index_node: ast.expr, x: Value,
+                 block: tuple, out) -> tuple[list[Value], ir.Lit]:
+    """The block index of `ct.extract` and `ct.insert` (`op`): its items, and the array of 0-d i32
+    tiles cutile takes; refused where it is not of the tile's rank or the block does not divide
+    the tile."""
+    index = w.expr(index_node, out, hint="index")
     items = index.py if index.kind == "tuple" else [index]
-    if not len(items) == len(shape) == len(x.shape):
-        raise w.error(node, "ct.extract needs an index and a shape of the tile's rank")
-    for have, want in zip(x.shape, shape):
-        if isinstance(have, int) and isinstance(want, int) and have % want:
-            raise w.error(node, f"ct.extract of shape {shape} does not divide the tile's {x.shape}")
-    indices = [w.sem.bind_temp(out, "index", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (
-        w.sem.i32(i, args["index"], out),))).expr for i in items]
-    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape),
-                           ir.Call("extract", (x.expr, ir.Lit(f"[{', '.join(e.name for e in indices)}]"))))
+    if not len(items) == len(block) == len(x.shape):
+        raise w.error(node, f"ct.{op} needs an index and {block_is} of the tile's rank")
+    for have, part in zip(x.shape, block):
+        if isinstance(have, int) and isinstance(part, int) and have % part:
+            raise w.error(node, f"ct.{op} of shape {block} does not divide the tile's {x.shape}")
+    tiles = [w.sem.bind_temp(out, "index", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (
+        w.sem.i32(i, index_node, out),))).expr for i in items]
+    return items, ir.Lit(f"[{', '.join(t.name for t in tiles)}]")
 
 
 @ct_op("astile")
@@ -201,7 +209,8 @@ def ct_astile(w: Walker, node: ast.Call, out, hint) -> Value:
     flat = joined(leaves(value))
     if len(shape) == 1:
         return flat
-    return w.sem.bind_temp(out, hint, ir.TileType(flat.dtype, shape), ir.Method(flat.expr, "reshape", (ir.Shape(shape),)))
+    return w.sem.bind_temp(out, hint, ir.TileType(flat.dtype, shape),
+                           ir.Method(flat.expr, "reshape", (ir.Shape(shape),)))
 
 
 @ct_op("insert")
@@ -219,22 +228,15 @@ def ct_insert(w: Walker, node: ast.Call, out, hint) -> Value:
     if not value.shape:
         value = w.sem.bind_temp(out, hint, ir.TileType(value.dtype, (1,) * len(x.shape)),
                                 ir.Method(value.expr, "reshape", (ir.Shape((1,) * len(x.shape)),)))
-    index = w.expr(args["index"], out, hint="index")
-    items = index.py if index.kind == "tuple" else [index]
-    if not len(items) == len(value.shape) == len(x.shape):
-        raise w.error(node, "ct.insert needs an index and a value of the tile's rank")
+    items, indices = _block_index(w, node, "insert", "a value", args["index"], x, value.shape, out)
     for have, part, item in zip(x.shape, value.shape, items):
-        if isinstance(have, int) and isinstance(part, int):
-            if have % part:
-                raise w.error(node, f"ct.insert of shape {value.shape} does not divide the tile's {x.shape}")
-            if item.kind == "const" and not 0 <= item.py < have // part:
-                raise w.error(node, f"ct.insert at block {item.py} of {have // part}")
-    indices = [w.sem.bind_temp(out, "index", ir.TileType("i32", ()), ir.Call("scalar_to_tile", (
-        w.sem.i32(i, args["index"], out),))).expr for i in items]
+        if isinstance(have, int) and isinstance(part, int) and item.kind == "const" and \
+                not 0 <= item.py < have // part:
+            raise w.error(node, f"ct.insert at block {item.py} of {have // part}")
     w.state.unsafe("inserts a block into a tile", "the block index is inside the tile")
     return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, x.shape), ir.Unsafe(
-        ir.Call("insert", (value.expr, x.expr, ir.Lit(f"[{', '.join(e.name for e in indices)}]"))),
-        reason="the block index is inside the tile, as cuTile Python requires"))
+        ir.Call("insert", (value.expr, x.expr, indices)), reason="the block index is inside the tile, as cuTile "
+                                                                "Python requires"))
 
 
 def _bytes_dim(w: Walker, dim, itemsize: int, packing: bool):
