@@ -76,6 +76,35 @@ def test_other_stream_waits_for_the_writer(k):
     torch.testing.assert_close(d.torch(), expected, rtol=0, atol=0)
 
 
+def test_other_stream_waits_for_a_graph_replay(k):
+    """The same order where the writer is a graph replay: its completion is an event that a launch
+    on another stream must wait on (`_EventCompletion.block`), which the test above never reaches;
+    a mutation that drops that wait fails here."""
+    a, b, c, d = handles(*(torch.randn(N, device="cuda") for _ in range(4)))
+    k.vector_add.launch(GRID, a, b, c, TILE=TILE).sync()  # compiled now: the capture cannot JIT
+    k.vector_add.launch(GRID, c, a, d, TILE=TILE).sync()
+    g = tb.Graph()
+    with g:
+        k.vector_add.launch(GRID, a, b, c, TILE=TILE)
+    torch.cuda.synchronize()
+    c.torch().zero_()  # the replay writes c again: reading it early gives a + 0
+    torch.cuda.synchronize()
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    with torch.cuda.stream(s1):
+        torch.cuda._sleep(200_000_000)  # about 0.1 s: s1 is slow
+    replay = g.replay(stream=s1)
+    p = k.vector_add.launch(GRID, c, a, d, TILE=TILE, stream=s2)
+    if s1.query():
+        pytest.xfail("s1 had finished when s2's launch returned: this run cannot tell the order")
+    p.sync()
+    replay.sync()
+    torch.cuda.synchronize()
+    expected = a.torch() + b.torch() + a.torch()
+    assert not torch.equal(expected, a.torch())  # reading c early would give another result
+    torch.testing.assert_close(d.torch(), expected, rtol=0, atol=0)
+    g.release()
+
+
 def test_dropped_launch_waits_and_warns(k):
     a, b, c = handles(torch.randn(N, device="cuda"), torch.randn(N, device="cuda"), torch.empty(N, device="cuda"))
     with warnings.catch_warnings(record=True) as caught:
