@@ -99,3 +99,22 @@ def test_every_fixture_kernel_has_a_case_the_gpu_round_runs():
         named = {n.id for n in ast.walk(cases) if isinstance(n, ast.Name)}
         assert kernels and kernels <= named, (path.name, sorted(kernels - named))
         assert launched, path.name
+
+
+def test_processes_check_every_case_once_and_report_share_by_share(tmp_path, monkeypatch):
+    """`check -j N` splits the cases into shares over N processes and yields each share as it
+    finishes: every case exactly once, with the number and kernel of a serial run. The kernels are
+    in no extension given, so nothing launches (no GPU); `torch` is a stand-in module."""
+    from tilebridge.verifier import check
+
+    (tmp_path / "torch.py").write_text("float32 = 'float32'\n")
+    cases = tmp_path / "cases.py"
+    cases.write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef first(x):\n    pass\n\n\n@ct.kernel\n"
+                     "def second(x):\n    pass\n\n\ndef cases(torch):\n    for i in range(11):\n"
+                     "        yield (first if i % 3 else second), (1,), (torch.float32, i)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(__import__("sys").modules, "torch", raising=False)
+    serial = list(check.check_files_in_parallel([str(cases)], [], 1))
+    parallel = list(check.check_files_in_parallel([str(cases)], [], 2))
+    assert serial == [(i, None, "first" if i % 3 else "second") for i in range(11)]
+    assert sorted(parallel) == serial

@@ -118,18 +118,18 @@ def cmd_check(args) -> int:
         print("no GPU here: translation and build checked; run on a GPU machine to compare outputs "
               "with cuTile Python")
         return 0
-    results = check_files_in_parallel(args.files, modules, args.jobs)
-    bad = missing = 0
-    for _, result, kernel in results:
+    bad = missing = ran = 0
+    # Printed as they come, so that a run cut off by a time limit keeps what it compared.
+    for _, result, kernel in check_files_in_parallel(args.files, modules, args.jobs):
         if result is None:
             # Installed extensions may leave kernels out (a campaign builds only those it translates).
-            print(f"{'not run' if args.installed else 'BAD'} {kernel}: in no extension given")
+            print(f"{'not run' if args.installed else 'BAD'} {kernel}: in no extension given", flush=True)
             missing += 1
             bad += not args.installed
         else:
-            print(result)
+            print(result, flush=True)
+            ran += 1
             bad += not result.ok
-    ran = len(results) - missing
     if ran == 0:
         print("no case ran: nothing was compared")
         return 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -153,29 +153,42 @@ def load_cases(path: str | Path) -> Iterator[tuple[Any, Any, tuple]]:
 
 def check_files(paths: Sequence[str], modules: Sequence[str], part: int = 0,
                 parts: int = 1) -> list[tuple[int, CaseResult | None, str]]:
+    """`checked_cases` as a list (what a worker process hands back)."""
+    return list(checked_cases(paths, modules, part, parts))
+
+
+def checked_cases(paths: Sequence[str], modules: Sequence[str], part: int = 0,
+                  parts: int = 1) -> Iterator[tuple[int, CaseResult | None, str]]:
     """The cases `part`, `part + parts`, ... of the files' `cases(torch)`, in order, each run by
     `run_case` on the first of the installed extensions `modules` that holds its kernel: (the
     case's number, its result, its kernel's name). The result is None for a kernel that no
     extension holds. Every part draws every case, so inputs are those of one serial run."""
     exts = [importlib.import_module(m) for m in modules]
     holding = {k: e for e in reversed(exts) for k in extension_metadata(e).kernels}
-    results, number = [], 0
+    number = 0
     for path in paths:
         for kernel, grid, args in load_cases(path):
             if number % parts == part:
                 name = kernel_name(kernel)
-                results.append((number, run_case(holding[name], kernel, grid, args) if name in holding else None,
-                                name))
+                yield number, run_case(holding[name], kernel, grid, args) if name in holding else None, name
             number += 1
-    return results
+
+
+# Shares per process: results come back a share at a time, so a run cut off by a time limit
+# still reports most of what it compared (each share draws every case's inputs once more).
+SHARES_PER_JOB = 4
 
 
 def check_files_in_parallel(paths: Sequence[str], modules: Sequence[str],
-                            jobs: int) -> list[tuple[int, CaseResult | None, str]]:
-    """`check_files` split over `jobs` processes (both JITs are CPU-bound; the GPU is shared)."""
+                            jobs: int) -> Iterator[tuple[int, CaseResult | None, str]]:
+    """`checked_cases` split over `jobs` processes (both JITs are CPU-bound; the GPU is shared),
+    yielded as each share finishes: in case order with one job, else share by share."""
     if jobs <= 1:
-        return check_files(paths, modules)
+        yield from checked_cases(paths, modules)
+        return
     spawn = multiprocessing.get_context("spawn")  # CUDA cannot be forked
+    parts = jobs * SHARES_PER_JOB
     with ProcessPoolExecutor(jobs, mp_context=spawn) as pool:
-        shares = pool.map(check_files, [paths] * jobs, [modules] * jobs, range(jobs), [jobs] * jobs)
-        return sorted((r for share in shares for r in share), key=lambda r: r[0])
+        shares = [pool.submit(check_files, paths, modules, part, parts) for part in range(parts)]
+        for share in as_completed(shares):
+            yield from share.result()
