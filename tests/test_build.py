@@ -781,6 +781,53 @@ def h(x, T: ct.Constant[int]):
             lower_checked(src, None, False, ())
 
 
+def test_arg_reductions_reach_cubin_at_every_dtype_they_take(monkeypatch, tmp_path):
+    """ct.argmax and ct.argmin (made of cutile's one-tile reductions, `lower.ops.arg_reductions`)
+    along an axis, over a whole tile, kept or not, with NaN propagated or not, of every float dtype,
+    of bool and narrow integers (widened to i32), of u32 (to i64) and of i32 or i64 as they are:
+    every specialization checked against cuTile Python's typing and compiled to an sm_90 cubin.
+    What they cannot take is refused with the reason."""
+    source = """
+import cuda.tile as ct
+
+@ct.kernel
+def rows(x, imax, imin, inan, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(1, T))
+    ct.store(imax, index=(ct.bid(0), 0), tile=ct.argmax(t, axis=1, keepdims=True))
+    ct.store(imin, index=(ct.bid(0),), tile=ct.argmin(t, 1))
+    ct.store(inan, index=(ct.bid(0),), tile=ct.argmax(t, axis=-1, propagate_nan=True))
+
+@ct.kernel
+def whole(x, i):
+    ct.store(i, index=(0, 0), tile=ct.argmin(ct.load(x, index=(0, 0), shape=(4, 64)), keepdims=True))
+
+@ct.kernel
+def columns(q, n, i, T: ct.Constant[int]):
+    ct.store(i, index=(ct.bid(0),), tile=ct.argmax(ct.load(q, index=(0, ct.bid(0)), shape=(8, T)), axis=0)
+             + ct.argmin(ct.load(n, index=(0, ct.bid(0)), shape=(8, T)), axis=0))
+"""
+    (tmp_path / "firsts.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ext = tb.build(tmp_path / "firsts.py", quiet=True, cubins=True, dtypes={
+        "x": ["f32", "f16", "bf16", "f64"], "q": ["i8", "u16", "bool", "u32"], "n": ["i32", "i64"],
+        "imax": ["i32"], "imin": ["i32", "i64"], "inan": ["i32"], "i": ["i32"]})
+    from tilebridge.runtime.launch import extension_metadata
+    from tilebridge.translator import frontend, lower_checked
+
+    assert sorted(extension_metadata(ext).kernels) == ["columns", "rows", "whole"]
+
+    refused = {"u64": "a tile of u64 is not supported", "f32,i32": "a tile of f32 or i32 is not supported"}
+    for dtypes, why in refused.items():
+        src = next(s for s in frontend.load_all(tmp_path / "firsts.py") if s.name == "columns")
+        with pytest.raises(tb.TranslationError, match=why):
+            lower_checked(src, {"q": dtypes.split(",")}, False, ())
+    (tmp_path / "shaped.py").write_text(source.replace("shape=(4, 64)", "shape=(4, T)").replace(
+        "def whole(x, i):", "def whole(x, i, T: ct.Constant[int]):"))
+    src = next(s for s in frontend.load_all(tmp_path / "shaped.py") if s.name == "whole")
+    with pytest.raises(tb.TranslationError, match="over every axis of a tile whose shape a constant gives"):
+        lower_checked(src, None, False, ())
+
+
 def test_tile_shapes_computed_from_constants(monkeypatch):
     """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
     the launcher computes from the constants, refusing one that is not a positive power of two; the

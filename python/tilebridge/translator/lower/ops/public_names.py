@@ -41,8 +41,6 @@ HOST = {"launch", "compilation", "compiler_timeout", "tune", "function", "TileEr
 # Why a name is refused, where there is more to say than "not lowered yet".
 REASONS = {
     "mma_scaled": "cutile 0.5.0 has no block-scaled mma",
-    "argmax": "cutile 0.5.0 has no arg-reduction",
-    "argmin": "cutile 0.5.0 has no arg-reduction",
     "float4_e2m1fn": "cutile 0.5.0 has no such element type",
     "float8_e5m3fnu": "cutile 0.5.0 has no such element type",
     "float8_e8m0fnu": "cutile 0.5.0 has no such element type",

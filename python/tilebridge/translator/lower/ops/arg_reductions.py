@@ -1,0 +1,155 @@
+"""ct.argmax and ct.argmin: the first index along an axis of the largest (smallest) value.
+
+cuTile Python reduces (value, index) pairs in one Tile IR reduction whose combiner prefers the
+better value and, between equal ones, the lower index; NaN counts as the worst value, or with
+`propagate_nan=True` as the best. cutile 0.5.0 reduces one tile at a time, so the same answer is
+made of reductions it has: the extreme value (NaN replaced by the worst value first), then the
+least index holding it, which is never NaN; where a row holds only NaN, index 0, as the pairs give
+it. With `propagate_nan=True` the least index of a NaN comes first where there is one.
+
+One answer differs from what cuTile Python's reduction may give: a row whose values other than NaN
+are all -inf (argmax) or +inf (argmin), with a NaN before the first of them. Tile IR lets a
+reduction combine its identity, (-inf, 0) here, any number of times, and where it does, index 0
+wins the tie; this lowering answers the first -inf, as a reduction that combines it none.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import TYPE_CHECKING
+
+from ... import ir
+from ..bindings import Value
+from .registry import ct_op
+
+if TYPE_CHECKING:
+    from ..walker import Walker
+
+# Integers compared as i32 or i64, whose values those hold: cutile makes no 8- or 16-bit constant,
+# and its reductions of unsigned tiles are not checked against cuTile Python's.
+_AS_I32 = {"bool", "i8", "i16", "u8", "u16", "i32"}
+_AS_I64 = _AS_I32 | {"u32", "i64"}
+_NONE = 2 ** 31 - 1  # the index of no element: more than any index of a tile
+
+
+@ct_op("argmax")
+def ct_argmax(w: Walker, node: ast.Call, out, hint) -> Value:
+    return _arg_reduction(w, node, "max", out, hint)
+
+
+@ct_op("argmin")
+def ct_argmin(w: Walker, node: ast.Call, out, hint) -> Value:
+    return _arg_reduction(w, node, "min", out, hint)
+
+
+def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hint: str) -> Value:
+    args = w.call_args(node, ["x", "axis", "keepdims", "propagate_nan"], 1)
+    x = w.tile_arg(args["x"], out, hint)
+    axis = w.expr(args["axis"], out) if "axis" in args else Value("const", py=None)
+    keep, propagate = (_flag(w, args, name, out) for name in ("keepdims", "propagate_nan"))
+    rank = len(x.shape)
+    is_float = w.sem.float_only(x.dtype)
+    if not is_float:
+        can_be = _dtypes_at_launch(w, x.dtype)
+        wide = _compared_as(can_be)
+        if wide is None:
+            raise w.error(node, f"ct.arg{which} of a tile of {' or '.join(sorted(can_be))} is not supported yet (it "
+                                "takes floats, or bool and integers up to 32 bits, or i64; state the array's dtypes)")
+        if wide != "as is":
+            x = w.sem.convert(x, wide, out, hint)
+    if axis.kind == "const" and axis.py is None:
+        if rank > 1:
+            if not all(isinstance(d, int) for d in x.shape):
+                raise w.error(node, f"ct.arg{which} over every axis of a tile whose shape a constant gives is not "
+                                    "supported yet; name the axis")
+            flat = (math.prod(x.shape),)
+            x = w.sem.bind_temp(out, hint, ir.TileType(x.dtype, flat), ir.Method(x.expr, "reshape", (ir.Shape(flat),)))
+        a, final = 0, (1,) * rank if keep else ()
+    else:
+        a = w.sem.int_const(axis, node)
+        a = a + rank if a < 0 else a
+        if not 0 <= a < rank:
+            raise w.error(node, f"axis out of range for a rank-{rank} tile")
+        final = tuple(1 if i == a else d for i, d in enumerate(x.shape)) if keep else \
+            tuple(d for i, d in enumerate(x.shape) if i != a)
+    x = w.sem.named(x, out, hint)
+    shape = x.shape
+    kept = tuple(1 if i == a else d for i, d in enumerate(shape))
+    reduced = tuple(d for i, d in enumerate(shape) if i != a)
+
+    def splat(value: float | int, dtype: str, to: tuple[ir.Dim, ...]) -> ir.Expr:
+        return w.sem.splat(Value("const", py=value), dtype, to, out, hint, node).expr
+
+    def reduce(name: str, func: str, tile: ir.Expr, dtype: str) -> ir.Expr:
+        return w.sem.bind_temp(out, name, ir.TileType(dtype, reduced), ir.Call(func, (tile, ir.Lit(f"{a}i32")))).expr
+
+    def spread(tile: ir.Expr, dtype: str) -> ir.Expr:
+        """A reduced tile back at `shape`, the reduced axis repeated."""
+        back = Value("tile", ir.TileType(dtype, reduced), tile)
+        back = w.sem.bind_temp(out, tile.name, ir.TileType(dtype, kept),
+                               ir.Method(back.expr, "reshape", (ir.Shape(kept),)))
+        return w.sem.broadcast(back, shape, out, hint).expr
+
+    def select(name: str, cond: ir.Expr, a_: ir.Expr, b_: ir.Expr, dtype: str, to: tuple[ir.Dim, ...]) -> ir.Expr:
+        return w.sem.bind_temp(out, name, ir.TileType(dtype, to), ir.Call("select", (cond, a_, b_))).expr
+
+    # Each element's index along the axis: an iota laid along it, repeated across the others.
+    lane = tuple(d if i == a else 1 for i, d in enumerate(shape))
+    index = w.sem.bind_temp(out, "index", ir.TileType("i32", (shape[a],)), ir.Call("iota", (ir.Shape((shape[a],)),)))
+    if lane != index.shape:
+        index = w.sem.bind_temp(out, "index", ir.TileType("i32", lane),
+                                ir.Method(index.expr, "reshape", (ir.Shape(lane),)))
+    index = w.sem.broadcast(index, shape, out, hint).expr
+    nowhere = splat(_NONE, "i32", shape)
+    worst = (-math.inf if which == "max" else math.inf) if is_float else None
+    values = x.expr
+    if is_float:
+        nan = w.sem.bind_temp(out, "is_nan", ir.TileType("bool", shape), w.tile_comparison("!=", x.expr, x.expr, x.dtype))
+        values = select("ranked", nan.expr, splat(worst, x.dtype, shape), x.expr, x.dtype, shape)
+    best = spread(reduce(which + "imum", f"reduce_{which}", values, x.dtype), x.dtype)
+    holds = w.sem.bind_temp(out, f"is_{which}imum", ir.TileType("bool", shape),
+                            w.tile_comparison("==", x.expr, best, x.dtype))
+    first = reduce("first", "reduce_min", select("candidates", holds.expr, index, nowhere, "i32", shape), "i32")
+    if is_float:
+        # A row of NaN alone holds no best value: its first index, 0.
+        none = w.tile_comparison("==", first, splat(_NONE, "i32", reduced), "i32")
+        first = select("first", none, splat(0, "i32", reduced), first, "i32", reduced)
+        if propagate:
+            nan_first = reduce("first_nan", "reduce_min", select("nan_candidates", nan.expr, index, nowhere, "i32", shape),
+                               "i32")
+            some = w.tile_comparison("<", nan_first, splat(_NONE, "i32", reduced), "i32")
+            first = select("first", some, nan_first, first, "i32", reduced)
+    result = Value("tile", ir.TileType("i32", reduced), first)
+    if final != reduced:
+        result = w.sem.bind_temp(out, hint, ir.TileType("i32", final), ir.Method(first, "reshape", (ir.Shape(final),)))
+    return result
+
+
+def _flag(w: Walker, args: dict, name: str, out: list[ir.Stmt]) -> bool:
+    if name not in args:
+        return False
+    val = w.expr(args[name], out)
+    if val.kind != "const" or not isinstance(val.py, bool):
+        raise w.error(args[name], f"{name} must be True or False")
+    return val.py
+
+
+def _dtypes_at_launch(w: Walker, dtype: str) -> set[str]:
+    """The dtypes tiles of `dtype` can have at launch."""
+    pinned = w.state.pinned(dtype)
+    root = w.state.union.find(dtype)
+    if pinned or not root.startswith("$"):
+        return {pinned or root}
+    return set(w.state.allowed_dtypes(w.state.members(root)))
+
+
+def _compared_as(can_be: set[str]) -> str | None:
+    """How integer tiles that can be `can_be` at launch are compared: "as is" (i32 or i64 at every
+    launch), widened to "i32" or "i64" (which hold every value they can have), or None (unsigned
+    64-bit, a float at some launch)."""
+    if len(can_be) == 1 and can_be <= {"i32", "i64"}:
+        return "as is"
+    if can_be <= _AS_I32:
+        return "i32"
+    return "i64" if can_be <= _AS_I64 else None
