@@ -1,4 +1,5 @@
-"""ct.argmax and ct.argmin: the first index along an axis of the largest (smallest) value.
+"""ct.argmax and ct.argmin: the first index along an axis (over the whole tile: the first in
+row-major order) of the largest (smallest) value.
 
 cuTile Python reduces (value, index) pairs in one Tile IR reduction whose combiner prefers the
 better value and, between equal ones, the lower index; NaN counts as the worst value, or with
@@ -59,33 +60,34 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
         if wide != "as is":
             x = w.sem.convert(x, wide, out, hint)
     if axis.kind == "const" and axis.py is None:
-        if rank > 1:
-            if not all(isinstance(d, int) for d in x.shape):
-                raise w.error(node, f"ct.arg{which} over every axis of a tile whose shape a constant gives is not "
-                                    "supported yet; name the axis")
-            flat = (math.prod(x.shape),)
-            x = w.sem.bind_temp(out, hint, ir.TileType(x.dtype, flat), ir.Method(x.expr, "reshape", (ir.Shape(flat),)))
-        a, final = 0, (1,) * rank if keep else ()
+        axes = list(range(rank))  # over the whole tile, each element's row-major index
     else:
         a = w.sem.int_const(axis, node)
         a = a + rank if a < 0 else a
         if not 0 <= a < rank:
             raise w.error(node, f"axis out of range for a rank-{rank} tile")
-        final = tuple(1 if i == a else d for i, d in enumerate(x.shape)) if keep else \
-            tuple(d for i, d in enumerate(x.shape) if i != a)
+        axes = [a]
     x = w.sem.named(x, out, hint)
     shape = x.shape
-    kept = tuple(1 if i == a else d for i, d in enumerate(shape))
-    reduced = tuple(d for i, d in enumerate(shape) if i != a)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    reduced = tuple(d for i, d in enumerate(shape) if i not in axes)
+    final = kept if keep else reduced
 
-    def splat(value: float | int, dtype: str, to: tuple[ir.Dim, ...]) -> ir.Expr:
-        return w.sem.splat(Value("const", py=value), dtype, to, out, hint, node).expr
+    def splat(value: float | int | Value, dtype: str, to: tuple[ir.Dim, ...]) -> ir.Expr:
+        value = value if isinstance(value, Value) else Value("const", py=value)
+        return w.sem.splat(value, dtype, to, out, hint, node).expr
 
     def reduce(name: str, func: str, tile: ir.Expr, dtype: str) -> ir.Expr:
-        return w.sem.bind_temp(out, name, ir.TileType(dtype, reduced), ir.Call(func, (tile, ir.Lit(f"{a}i32")))).expr
+        """`tile` reduced over the axes, one at a time, highest first."""
+        dims = list(shape)
+        for k in sorted(axes, reverse=True):
+            del dims[k]
+            tile = w.sem.bind_temp(out, name, ir.TileType(dtype, tuple(dims)),
+                                   ir.Call(func, (tile, ir.Lit(f"{k}i32")))).expr
+        return tile
 
     def spread(tile: ir.Expr, dtype: str) -> ir.Expr:
-        """A reduced tile back at `shape`, the reduced axis repeated."""
+        """A reduced tile back at `shape`, repeated along the reduced axes."""
         back = Value("tile", ir.TileType(dtype, reduced), tile)
         back = w.sem.bind_temp(out, tile.name, ir.TileType(dtype, kept),
                                ir.Method(back.expr, "reshape", (ir.Shape(kept),)))
@@ -94,13 +96,22 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
     def select(name: str, cond: ir.Expr, a_: ir.Expr, b_: ir.Expr, dtype: str, to: tuple[ir.Dim, ...]) -> ir.Expr:
         return w.sem.bind_temp(out, name, ir.TileType(dtype, to), ir.Call("select", (cond, a_, b_))).expr
 
-    # Each element's index along the axis: an iota laid along it, repeated across the others.
-    lane = tuple(d if i == a else 1 for i, d in enumerate(shape))
-    index = w.sem.bind_temp(out, "index", ir.TileType("i32", (shape[a],)), ir.Call("iota", (ir.Shape((shape[a],)),)))
-    if lane != index.shape:
-        index = w.sem.bind_temp(out, "index", ir.TileType("i32", lane),
-                                ir.Method(index.expr, "reshape", (ir.Shape(lane),)))
-    index = w.sem.broadcast(index, shape, out, hint).expr
+    # Each element's index: along the axis, an iota laid along it and repeated across the others;
+    # over the whole tile, the sum of each axis' iota times the elements an index there steps over.
+    index: ir.Expr | None = None
+    for k in axes:
+        lane = tuple(d if i == k else 1 for i, d in enumerate(shape))
+        along = w.sem.bind_temp(out, "index", ir.TileType("i32", (shape[k],)), ir.Call("iota", (ir.Shape((shape[k],)),)))
+        if lane != along.shape:
+            along = w.sem.bind_temp(out, "index", ir.TileType("i32", lane),
+                                    ir.Method(along.expr, "reshape", (ir.Shape(lane),)))
+        term = w.sem.broadcast(along, shape, out, hint).expr
+        step = _product(w, shape[k + 1:]) if len(axes) > 1 else Value("const", py=1)
+        if not (step.kind == "const" and step.py == 1):
+            term = ir.Binary("*", term, splat(step, "i32", shape))
+        index = term if index is None else w.sem.bind_temp(out, "index", ir.TileType("i32", shape),
+                                                           ir.Binary("+", index, term)).expr
+    assert index is not None
     nowhere = splat(_NONE, "i32", shape)
     worst = (-math.inf if which == "max" else math.inf) if is_float else None
     values = x.expr
@@ -153,3 +164,16 @@ def _compared_as(can_be: set[str]) -> str | None:
     if can_be <= _AS_I32:
         return "i32"
     return "i64" if can_be <= _AS_I64 else None
+
+
+def _product(w: Walker, dims: tuple[ir.Dim, ...]) -> Value:
+    """The number of elements of a tile of shape `dims`: a number, or the product of the constants
+    that give its dimensions (an i32 scalar)."""
+    numbers = math.prod(d for d in dims if isinstance(d, int))
+    named = [w.sem.dim_val(d).expr for d in dims if not isinstance(d, int)]
+    if not named:
+        return Value("const", py=numbers)
+    expr = named[0]
+    for e in named[1:] + ([ir.Lit(f"{numbers}i32")] if numbers != 1 else []):
+        expr = ir.Binary("*", expr, e)
+    return Value("scalar", ir.ScalarType("i32"), expr)
