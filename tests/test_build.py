@@ -799,7 +799,7 @@ def rows(x, imax, imin, inan, T: ct.Constant[int]):
 
 @ct.kernel
 def whole(x, i, T: ct.Constant[int]):
-    ct.store(i, index=(0, 0), tile=ct.argmin(ct.load(x, index=(0, 0), shape=(4, T)), keepdims=True))
+    ct.store(i, index=(0, 0), tile=ct.argmin(ct.load(x, index=(0, 0), shape=(4, T)), axis=None, keepdims=True))
 
 @ct.kernel
 def columns(q, n, i, T: ct.Constant[int]):

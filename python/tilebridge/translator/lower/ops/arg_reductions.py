@@ -47,7 +47,9 @@ def ct_argmin(w: Walker, node: ast.Call, out, hint) -> Value:
 def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hint: str) -> Value:
     args = w.call_args(node, ["x", "axis", "keepdims", "propagate_nan"], 1)
     x = w.tile_arg(args["x"], out, hint)
-    axis = w.expr(args["axis"], out) if "axis" in args else Value("const", py=None)
+    given = args.get("axis")
+    whole = given is None or (isinstance(given, ast.Constant) and given.value is None)
+    axis = Value("const", py=None) if whole else w.expr(given, out)
     keep, propagate = (_flag(w, args, name, out) for name in ("keepdims", "propagate_nan"))
     rank = len(x.shape)
     is_float = w.sem.float_only(x.dtype)
