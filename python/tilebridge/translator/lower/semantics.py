@@ -311,6 +311,11 @@ class Semantics(Promotions, Integers):
             return Value("tile", ir.TileType(dtype, shape), ir.Call("broadcast_scalar", (value, ir.Shape(shape))))
         return self.bind_temp(out, hint, ir.TileType(dtype, ()), ir.Call("scalar_to_tile", (value,)))
 
+    def reshaped(self, val: Value, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str) -> Value:
+        """The tile `val` at `shape` (as many elements, in row-major order), bound to a name."""
+        return self.bind_temp(out, hint, ir.TileType(val.dtype, shape),
+                              ir.Method(val.expr, "reshape", (ir.Shape(shape),)))
+
     def broadcast(self, val: Value, shape: tuple[ir.Dim, ...], out: list[ir.Stmt], hint: str) -> Value:
         if val.shape == shape:
             return val
@@ -318,8 +323,7 @@ class Semantics(Promotions, Integers):
             hint = f"{val.expr.name}_bcast"
         if len(val.shape) < len(shape):
             padded = (1,) * (len(shape) - len(val.shape)) + val.shape
-            val = self.bind_temp(out, hint, ir.TileType(val.dtype, padded),
-                                 ir.Method(val.expr, "reshape", (ir.Shape(padded),)))
+            val = self.reshaped(val, padded, out, hint)
             if padded == shape:
                 return val
         return self.bind_temp(out, hint, ir.TileType(val.dtype, shape),

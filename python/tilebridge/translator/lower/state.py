@@ -266,6 +266,17 @@ class KernelState:
             return None  # reported where the classes are made
         return allowed[0] if len(allowed) == 1 else None
 
+    def at_launch(self, dtype: str) -> set[str]:
+        """The dtypes values of `dtype` can have at launch (itself, if concrete); a class whose
+        stated dtypes conflict: none (reported where the classes are made)."""
+        root = self.union.find(dtype)
+        if not root.startswith("$"):
+            return {root}
+        try:
+            return set(self.allowed_dtypes(self.members(root)))
+        except TranslationError:
+            return set()
+
     def launch_check(self, cond: ir.Expr, why: str) -> None:
         """A condition on ct.Constant values for the launcher to check, on this branch's path only."""
         if self.path:

@@ -54,7 +54,7 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
     rank = len(x.shape)
     is_float = w.sem.float_only(x.dtype)
     if not is_float:
-        can_be = _dtypes_at_launch(w, x.dtype)
+        can_be = w.state.at_launch(x.dtype)
         wide = _compared_as(can_be)
         if wide is None:
             raise w.error(node, f"ct.arg{which} of a tile of {' or '.join(sorted(can_be))} is not supported yet (it "
@@ -90,9 +90,7 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
 
     def spread(tile: ir.Expr, dtype: str) -> ir.Expr:
         """A reduced tile back at `shape`, repeated along the reduced axes."""
-        back = Value("tile", ir.TileType(dtype, reduced), tile)
-        back = w.sem.bind_temp(out, tile.name, ir.TileType(dtype, kept),
-                               ir.Method(back.expr, "reshape", (ir.Shape(kept),)))
+        back = w.sem.reshaped(Value("tile", ir.TileType(dtype, reduced), tile), kept, out, tile.name)
         return w.sem.broadcast(back, shape, out, hint).expr
 
     def select(name: str, cond: ir.Expr, a_: ir.Expr, b_: ir.Expr, dtype: str, to: tuple[ir.Dim, ...]) -> ir.Expr:
@@ -103,10 +101,10 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
     index: ir.Expr | None = None
     for k in axes:
         lane = tuple(d if i == k else 1 for i, d in enumerate(shape))
-        along = w.sem.bind_temp(out, "index", ir.TileType("i32", (shape[k],)), ir.Call("iota", (ir.Shape((shape[k],)),)))
+        along = w.sem.bind_temp(out, "index", ir.TileType("i32", (shape[k],)),
+                                ir.Call("iota", (ir.Shape((shape[k],)),)))
         if lane != along.shape:
-            along = w.sem.bind_temp(out, "index", ir.TileType("i32", lane),
-                                    ir.Method(along.expr, "reshape", (ir.Shape(lane),)))
+            along = w.sem.reshaped(along, lane, out, "index")
         term = w.sem.broadcast(along, shape, out, hint).expr
         step = _product(w, shape[k + 1:]) if len(axes) > 1 else Value("const", py=1)
         if not (step.kind == "const" and step.py == 1):
@@ -118,7 +116,8 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
     worst = (-math.inf if which == "max" else math.inf) if is_float else None
     values = x.expr
     if is_float:
-        nan = w.sem.bind_temp(out, "is_nan", ir.TileType("bool", shape), w.tile_comparison("!=", x.expr, x.expr, x.dtype))
+        nan = w.sem.bind_temp(out, "is_nan", ir.TileType("bool", shape),
+                              w.tile_comparison("!=", x.expr, x.expr, x.dtype))
         values = select("ranked", nan.expr, splat(worst, x.dtype, shape), x.expr, x.dtype, shape)
     best = spread(reduce(which + "imum", f"reduce_{which}", values, x.dtype), x.dtype)
     holds = w.sem.bind_temp(out, f"is_{which}imum", ir.TileType("bool", shape),
@@ -129,14 +128,12 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
         none = w.tile_comparison("==", first, splat(_NONE, "i32", reduced), "i32")
         first = select("first", none, splat(0, "i32", reduced), first, "i32", reduced)
         if propagate:
-            nan_first = reduce("first_nan", "reduce_min", select("nan_candidates", nan.expr, index, nowhere, "i32", shape),
-                               "i32")
+            nan_candidates = select("nan_candidates", nan.expr, index, nowhere, "i32", shape)
+            nan_first = reduce("first_nan", "reduce_min", nan_candidates, "i32")
             some = w.tile_comparison("<", nan_first, splat(_NONE, "i32", reduced), "i32")
             first = select("first", some, nan_first, first, "i32", reduced)
     result = Value("tile", ir.TileType("i32", reduced), first)
-    if final != reduced:
-        result = w.sem.bind_temp(out, hint, ir.TileType("i32", final), ir.Method(first, "reshape", (ir.Shape(final),)))
-    return result
+    return w.sem.reshaped(result, final, out, hint) if final != reduced else result
 
 
 def _flag(w: Walker, args: dict, name: str, out: list[ir.Stmt]) -> bool:
@@ -148,13 +145,6 @@ def _flag(w: Walker, args: dict, name: str, out: list[ir.Stmt]) -> bool:
     return val.py
 
 
-def _dtypes_at_launch(w: Walker, dtype: str) -> set[str]:
-    """The dtypes tiles of `dtype` can have at launch."""
-    pinned = w.state.pinned(dtype)
-    root = w.state.union.find(dtype)
-    if pinned or not root.startswith("$"):
-        return {pinned or root}
-    return set(w.state.allowed_dtypes(w.state.members(root)))
 
 
 def _compared_as(can_be: set[str]) -> str | None:

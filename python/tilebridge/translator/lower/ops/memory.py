@@ -112,7 +112,7 @@ def ct_load(w: Walker, node: ast.Call, out, hint) -> Value:
     if shape == () and index:
         # One element, as a 0-d tile: the 1 x ... x 1 tile at that index, reshaped.
         one = _load(w, node, args, array, index, (1,) * len(index), out, hint)
-        return w.sem.bind_temp(out, hint, ir.TileType(one.dtype, ()), ir.Method(one.expr, "reshape", (ir.Shape(()),)))
+        return w.sem.reshaped(one, (), out, hint)
     return _load(w, node, args, array, index, shape, out, hint)
 
 
@@ -285,8 +285,7 @@ def _stored(w: Walker, node: ast.Call, tile: Value, array: ir.ArrayParam, rank: 
         tile = w.sem.splat(tile, tile.dtype if tile.kind == "scalar" else f"${array.name}", (), out, hint, node)
     if tile.kind != "tile" or tile.shape != () or not rank:
         return tile
-    return w.sem.bind_temp(out, hint, ir.TileType(tile.dtype, (1,) * rank),
-                           ir.Method(tile.expr, "reshape", (ir.Shape((1,) * rank),)))
+    return w.sem.reshaped(tile, (1,) * rank, out, hint)
 
 
 def _store_hints(w: Walker, node: ast.Call, args: dict, out: list[ir.Stmt]
@@ -334,8 +333,7 @@ def _as_own_tile(w: Walker, array: ir.ArrayParam, tile: Value, own: tuple[ir.Blo
     array.view, shape = own
     if array.view is None:
         return tile
-    return w.sem.bind_temp(out, f"{rust_name(array.name)}_view_tile", ir.TileType(tile.dtype, shape),
-                           ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
+    return w.sem.reshaped(tile, shape, out, f"{rust_name(array.name)}_view_tile")
 
 
 def check_unchecked_output(state: KernelState, node: ast.Call, array: ir.ArrayParam) -> None:

@@ -404,7 +404,7 @@ def _lifted_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, 
         part, idx, latency_value(w, node, args.get("latency"), out), True, out))
     if len(shape) == 1:
         return row
-    return w.sem.bind_temp(out, hint, ir.TileType(row.dtype, (n,)), ir.Method(row.expr, "reshape", (ir.Shape((n,)),)))
+    return w.sem.reshaped(row, (n,), out, hint)
 
 
 def _lifted_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, out) -> Value | None:
@@ -425,6 +425,5 @@ def _lifted_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam,
     w.state.site(array, "stores", ("pointers",), items)
     shape = (1,) * (len(index) - 1) + (n,)
     if len(shape) > 1:
-        tile = w.sem.bind_temp(out, f"{rust_name(array.name)}_tile", ir.TileType(tile.dtype, shape),
-                               ir.Method(tile.expr, "reshape", (ir.Shape(shape),)))
+        tile = w.sem.reshaped(tile, shape, out, f"{rust_name(array.name)}_tile")
     return store_tile(w, node, args["value"], array, index, tile, out)

@@ -23,7 +23,7 @@ def ct_reshape(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "shape"], 2)
     x = w.tile_arg(args["x"], out, hint, numbers=True)
     shape = w.dims(args["shape"], out)
-    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
+    return w.sem.reshaped(x, shape, out, hint)
 
 
 @ct_op("cat", moves=True)
@@ -63,7 +63,7 @@ def ct_expand_dims(w: Walker, node: ast.Call, out, hint) -> Value:
     if not 0 <= axis < rank:
         raise w.error(node, f"axis {axis} is out of range for a rank-{rank} result")
     shape = x.shape[:axis] + (1,) + x.shape[axis:]
-    return w.sem.bind_temp(out, hint, ir.TileType(x.dtype, shape), ir.Method(x.expr, "reshape", (ir.Shape(shape),)))
+    return w.sem.reshaped(x, shape, out, hint)
 
 
 @ct_op("permute", moves=True)
@@ -200,8 +200,7 @@ def ct_astile(w: Walker, node: ast.Call, out, hint) -> Value:
     def joined(items: list[Value]) -> Value:
         if len(items) == 1:
             tile = element(items[0])
-            return w.sem.bind_temp(out, hint, ir.TileType(tile.dtype, (1,)),
-                                   ir.Method(tile.expr, "reshape", (ir.Shape((1,)),)))
+            return w.sem.reshaped(tile, (1,), out, hint)
         left, right = joined(items[:len(items) // 2]), joined(items[len(items) // 2:])
         return w.sem.bind_temp(out, hint, ir.TileType(left.dtype, (2 * left.shape[0],)),
                                ir.Call("cat", (left.expr, right.expr, ir.Lit("0i32"))))
@@ -209,8 +208,7 @@ def ct_astile(w: Walker, node: ast.Call, out, hint) -> Value:
     flat = joined(leaves(value))
     if len(shape) == 1:
         return flat
-    return w.sem.bind_temp(out, hint, ir.TileType(flat.dtype, shape),
-                           ir.Method(flat.expr, "reshape", (ir.Shape(shape),)))
+    return w.sem.reshaped(flat, shape, out, hint)
 
 
 @ct_op("insert")
@@ -226,8 +224,7 @@ def ct_insert(w: Walker, node: ast.Call, out, hint) -> Value:
         # a concrete dtype and an array's: the same at the launches cuTile Python takes
         x, value = w.sem.convert(x, dtype, out, hint), w.sem.convert(value, dtype, out, hint)
     if not value.shape:
-        value = w.sem.bind_temp(out, hint, ir.TileType(value.dtype, (1,) * len(x.shape)),
-                                ir.Method(value.expr, "reshape", (ir.Shape((1,) * len(x.shape)),)))
+        value = w.sem.reshaped(value, (1,) * len(x.shape), out, hint)
     items, indices = _block_index(w, node, "insert", "a value", args["index"], x, value.shape, out)
     for have, part, item in zip(x.shape, value.shape, items):
         if isinstance(have, int) and isinstance(part, int) and item.kind == "const" and \

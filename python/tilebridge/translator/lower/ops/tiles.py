@@ -192,8 +192,7 @@ def tile_method(w: Walker, node: ast.Call, recv: Value, name: str, out, hint) ->
         return w.sem.convert(recv, w.dtype_arg(node.args[0], out), out, hint)
     if name == "reshape":
         shape = w.dims(node.args[0] if len(node.args) == 1 else ast.Tuple(elts=node.args), out)
-        return w.sem.bind_temp(out, hint, ir.TileType(recv.dtype, shape),
-                               ir.Method(recv.expr, "reshape", (ir.Shape(shape),)))
+        return w.sem.reshaped(recv, shape, out, hint)
     if name == "item":
         if any(d != 1 for d in recv.shape):
             raise w.error(node, ".item() needs a tile of one element")
@@ -202,7 +201,7 @@ def tile_method(w: Walker, node: ast.Call, recv: Value, name: str, out, hint) ->
         dtype = w.state.union.find(recv.dtype)
         if dtype.startswith("$") and not w.state.survey:
             raise w.error(node, ".item() of a tile of an array's dtype is not supported yet; cast it first")
-        scalar = w.sem.bind_temp(out, hint, ir.TileType(recv.dtype, ()), ir.Method(recv.expr, "reshape", (ir.Shape(()),)))
+        scalar = w.sem.reshaped(recv, (), out, hint)
         return w.sem.scalar_of(scalar, out, hint)
     if name in TILE_METHODS:
         # `t.permute(axes)` is `ct.permute(t, axes)`: the receiver, bound to a name, goes first.
@@ -338,7 +337,7 @@ def _reduce(w: Walker, node: ast.Call, func: str, out, hint) -> Value:
         cur = w.sem.bind_temp(out, hint, ir.TileType(x.dtype, tuple(shape)), ir.Call(func, (cur.expr, ir.Lit(f"{a}i32"))))
     if keep:
         kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
-        cur = w.sem.bind_temp(out, hint, ir.TileType(x.dtype, kept), ir.Method(cur.expr, "reshape", (ir.Shape(kept),)))
+        cur = w.sem.reshaped(cur, kept, out, hint)
     return cur
 
 
