@@ -823,6 +823,60 @@ def columns(q, n, i, T: ct.Constant[int]):
             lower_checked(src, {"q": dtypes.split(",")}, False, ())
 
 
+def test_prints_reach_tile_ir_as_cuTile_Pythons(monkeypatch, tmp_path):
+    """ct.printf, ct.print (sep, end, f-strings, module constants) and the builtin print: Tile IR
+    print ops with cuTile Python's format text and operand types (cutile's macro writes `%i` where
+    cuTile Python writes `%d`: the same conversion), bf16 printed as f32, compiled to an sm_90
+    cubin; what cutile's print cannot write as cuTile Python does is refused with the reason."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+NAME = "n"
+
+@ct.kernel
+def shown(x, y, T: ct.Constant[int]):
+    pid = ct.bid(0)
+    t = ct.load(x, index=(pid,), shape=(T,))
+    ct.printf("block %d of %i: %f 100%%\\n", pid, ct.num_blocks(0), ct.sum(t))
+    ct.print(NAME, pid, f"max={ct.max(t)} T={T}", sep=", ", end=" 5%\\n")
+    print(f"min {ct.min(t)}")
+    ct.store(y, index=(pid,), tile=t)
+"""
+    (tmp_path / "shown.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ext = tb.build(tmp_path / "shown.py", quiet=True, dtypes={"x": ["f32", "bf16"]})
+    (src,) = frontend.load_all(tmp_path / "shown.py")
+    (kir,) = lower_checked(src, {"x": ["f32", "bf16"]}, False, ())
+
+    def prints(text: str) -> list[tuple[str, str]]:
+        found = re.findall(r'print_tko "(.*?)", .*?: ((?:tile<\w+>(?:, )?)+)', text)
+        return [(fmt.replace("%d", "%i").replace("\\0A", "\\n"), types) for fmt, types in found]
+
+    for dtype in ("f32", "bf16"):
+        first = kir.compiled_at[0]
+        spec = replace(first, generics=[dtype, *first.generics[1:]],
+                       signature=[(first.signature[0][0], dtype, first.signature[0][2]), *first.signature[1:]])
+        ours, bytecode = ext._compile_only("shown", spec.generics, spec.strides, "sm_90")
+        theirs = coverage.python_tile_ir(src.kernel, spec)
+        assert len(prints(ours)) == 3 and prints(ours) == [
+            (fmt, types.replace("bf16", "f32")) for fmt, types in prints(theirs)], (prints(ours), prints(theirs))
+        coverage.cubin(bytecode)
+    refused = {'ct.printf("%5.2f", ct.sum(t))': "`%5.2f` is not supported yet",
+               'ct.printf("%x", pid)': "`%x` is not supported yet",
+               'ct.printf("%d %d", pid)': "not enough arguments",
+               'ct.printf("%f", pid)': "prints a float, not this argument",
+               'ct.print(f"{ct.sum(t):.3f}")': "a format spec or conversion in an f-string",
+               'ct.print("{}", pid)': "the text `{}` is not supported",
+               'ct.print(ct.sum(t.astype(ct.int64)))': "print of i64 is not supported yet"}
+    for call, why in refused.items():
+        (tmp_path / "bad.py").write_text(source.replace('print(f"min {ct.min(t)}")', call))
+        (bad,) = frontend.load_all(tmp_path / "bad.py")
+        with pytest.raises(tb.TranslationError, match=re.escape(why)):
+            lower_checked(bad, {"x": ["f32"]}, False, ())
+
+
 def test_tile_shapes_computed_from_constants(monkeypatch):
     """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
     the launcher computes from the constants, refusing one that is not a positive power of two; the

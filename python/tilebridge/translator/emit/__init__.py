@@ -80,9 +80,12 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
         "module": module,
         "source": source,
         **module_items.called(kernels),
-        # cutile's macro for Tile IR's assert is `unreachable!()` to rustc: what follows it "is unreachable"
+        # cutile's macros for Tile IR's assert and print are `unreachable!()` to rustc: what follows
+        # them "is unreachable"
         "asserts": any(isinstance(n, ir.Call) and n.func == "cuda_tile_assert!" for k in kernels
                        for n in ir.nodes(k.body)),
+        "prints": any(isinstance(n, ir.Call) and n.func == "cuda_tile_print!" for k in kernels
+                      for n in ir.nodes(k.body)),
         "cutile_version": CUTILE_VERSION,
         "pyo3_version": PYO3_VERSION,
         "runtime_path": runtime_path.as_posix(),

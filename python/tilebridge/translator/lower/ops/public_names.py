@@ -47,8 +47,6 @@ REASONS = {
     "grid_dependency_control_wait": "programmatic dependent launch needs launch attributes cutile 0.5.0 does not set",
     "grid_dependency_control_launch_dependents": "programmatic dependent launch needs launch attributes cutile "
                                                  "0.5.0 does not set",
-    "printf": "not lowered yet (cutile 0.5.0's `cuda_tile_print!` takes plain `%d`/`%f` specifiers only)",
-    "print": "not lowered yet (cutile 0.5.0's `cuda_tile_print!` takes plain `%d`/`%f` specifiers only)",
     "IndexedWithInt64": "cutile 0.5.0 indexes arrays with i32 only",
 }
 
