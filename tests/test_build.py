@@ -821,6 +821,12 @@ def columns(q, n, i, T: ct.Constant[int]):
         src = next(s for s in frontend.load_all(tmp_path / "firsts.py") if s.name == "columns")
         with pytest.raises(tb.TranslationError, match=why):
             lower_checked(src, {"q": dtypes.split(",")}, False, ())
+    # a 0-d tile: its one element, typed as cuTile Python types the result
+    (tmp_path / "zero.py").write_text("import cuda.tile as ct\n\n@ct.kernel\ndef zero_d(x, i):\n"
+                                      "    t = ct.load(x, index=(0,), shape=())\n"
+                                      "    ct.store(i, index=(0,), tile=ct.argmax(t, keepdims=True).reshape((1,)))\n")
+    (zero,) = frontend.load_all(tmp_path / "zero.py")
+    assert lower_checked(zero, None, False, ())[0].safety.safe
 
 
 def test_prints_reach_tile_ir_as_cuTile_Pythons(monkeypatch, tmp_path):

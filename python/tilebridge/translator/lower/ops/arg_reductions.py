@@ -61,6 +61,8 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
                                 "takes floats, or bool and integers up to 32 bits, or i64; state the array's dtypes)")
         if wide != "as is":
             x = w.sem.convert(x, wide, out, hint)
+    if rank == 0 and axis.kind == "const" and axis.py is None:  # one element, at index 0: as a (1,) tile
+        x, rank, keep = w.sem.reshaped(x, (1,), out, hint), 1, False
     if axis.kind == "const" and axis.py is None:
         axes = list(range(rank))  # over the whole tile, each element's row-major index
     else:
