@@ -15,7 +15,8 @@ Three families of kernel:
 
 Everything a kernel does is drawn from: arithmetic on tiles and scalars (integer `//`, `%` and
 shifts on negatives, float `//` and `%`, `**`), bitwise and logical operators, comparisons,
-`ct.where`, `ct.minimum`/`maximum`, math functions, casts to every dtype class, reductions,
+`ct.where`, `ct.minimum`/`maximum`, math functions, casts to every dtype class, reductions
+(`ct.argmax`/`ct.argmin` among them, NaN propagated or not),
 `ct.full`/`zeros`/`ones`/`arange`, loops with any start, stop and step (negative, empty), loops
 with `ct.static_iter`, `while True` with `break`, branches on constants and on runtime values,
 and the arrays' dtypes: f32, f16, bf16, int32, int64, int8, uint8 and fp8 (loaded, then cast).
@@ -348,18 +349,25 @@ class Generator:
         a = self.expr(pool, shape, depth - 1, want)
         if not a.tile or a.cls == "bool" or a.shape != shape:
             return a
-        fn = r.choice(("ct.sum", "ct.max", "ct.min", "ct.sum", "ct.prod"))
+        fn = r.choice(("ct.sum", "ct.max", "ct.min", "ct.sum", "ct.prod", "ct.argmax", "ct.argmin"))
         rank = len(shape)
         axes = r.choice([(0,), (-1,), (0, 1), (1,), None] if rank == 2 else [(0,), (-1,), None])
         keep = r.random() < 0.5 or rank == 2
         spelled = "None" if axes is None else str(axes[0]) if len(axes) == 1 and r.random() < 0.7 else str(axes)
+        cls_, dtype, extra = a.cls, a.dtype, ""
+        if fn in ("ct.argmax", "ct.argmin"):
+            if want == "float":
+                fn = "ct.max"
+            else:  # one axis or every axis (no tuple), the first index of the extreme value, i32
+                axes = None if axes is not None and len(axes) > 1 else axes
+                spelled = "None" if axes is None else str(axes[0])
+                cls_, dtype = "int", "i32"
+                extra = ", propagate_nan=True" if a.cls == "float" and r.random() < 0.3 else ""
         kept = {a % rank for a in (axes or range(rank))}
         out = tuple("1" if i in kept else d for i, d in enumerate(shape)) if keep else tuple(
             d for i, d in enumerate(shape) if i not in kept)
-        text = f"{fn}({a.text}, axis={spelled}{', keepdims=True' if keep else ''})"
-        if not out:  # a 0-d tile
-            return Val(text, a.cls, (), a.dtype)
-        return Val(text, a.cls, out, a.dtype)
+        text = f"{fn}({a.text}, axis={spelled}{', keepdims=True' if keep else ''}{extra})"
+        return Val(text, cls_, out, dtype)  # `out` is () for a 0-d tile
 
     # -- the three families ------------------------------------------------------------------------
 
