@@ -875,6 +875,7 @@ def shown(x, y, T: ct.Constant[int]):
                'ct.printf("%f", pid)': "prints a float, not this argument",
                'ct.print(f"{ct.sum(t):.3f}")': "a format spec or conversion in an f-string",
                'ct.print("{}", pid)': "the text `{}` is not supported",
+               'ct.print("{", "}", pid, sep="")': "the text `{}` is not supported",
                'ct.print(ct.sum(t.astype(ct.int64)))': "print of i64 is not supported yet"}
     for call, why in refused.items():
         (tmp_path / "bad.py").write_text(source.replace('print(f"min {ct.min(t)}")', call))

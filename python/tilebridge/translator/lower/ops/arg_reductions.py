@@ -147,8 +147,6 @@ def _flag(w: Walker, args: dict, name: str, out: list[ir.Stmt]) -> bool:
     return val.py
 
 
-
-
 def _compared_as(can_be: set[str]) -> str | None:
     """How integer tiles that can be `can_be` at launch are compared: "as is" (i32 or i64 at every
     launch), widened to "i32" or "i64" (which hold every value they can have), or None (unsigned

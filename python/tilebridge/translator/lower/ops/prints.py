@@ -97,6 +97,8 @@ def ct_print(w: Walker, node: ast.Call, out, hint) -> Value:
 
 
 def _print(w: Walker, node: ast.Call, fmt: str, values: list[ir.Expr], out: list[ir.Stmt]) -> Value:
+    if fmt.count("{}") != len(values):  # text meeting text across a value or a separator: `{` then `}`
+        raise w.error(node, "print: the text `{}` is not supported (cutile's print macro reads it as an argument)")
     out.append(ir.Eval(ir.Call("cuda_tile_print!", (string_literal(fmt), *values)), node.lineno))
     return Value("const", py=None)
 
