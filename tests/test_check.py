@@ -107,7 +107,7 @@ def test_processes_check_every_case_once_and_report_share_by_share(tmp_path, mon
     in no extension given, so nothing launches (no GPU); `torch` is a stand-in module."""
     from tilebridge.verifier import check
 
-    (tmp_path / "torch.py").write_text("float32 = 'float32'\n")
+    (tmp_path / "torch.py").write_text("float32 = 'float32'\n\n\ndef manual_seed(seed):\n    pass\n")
     cases = tmp_path / "cases.py"
     cases.write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef first(x):\n    pass\n\n\n@ct.kernel\n"
                      "def second(x):\n    pass\n\n\ndef cases(torch):\n    for i in range(11):\n"

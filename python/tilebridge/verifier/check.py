@@ -142,12 +142,15 @@ def _int_of(t):
 
 
 def load_cases(path: str | Path) -> Iterator[tuple[Any, Any, tuple]]:
-    """The `cases(torch)` generator of a kernel file: yields `(kernel, grid, args)`."""
+    """The `cases(torch)` generator of a kernel file: yields `(kernel, grid, args)`. torch's random
+    numbers start from one seed at each call, so every call draws the same inputs, whichever
+    process and whatever it ran before (`check -j` runs several shares in one process)."""
     import torch
 
     module = import_file(path)
     if not hasattr(module, "cases"):
         raise AttributeError(f"{path} defines no `cases(torch)` function, so there is nothing to check")
+    torch.manual_seed(0)
     yield from module.cases(torch)
 
 
