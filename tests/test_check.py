@@ -112,8 +112,14 @@ def test_processes_check_every_case_once_and_report_share_by_share(tmp_path, mon
     cases.write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef first(x):\n    pass\n\n\n@ct.kernel\n"
                      "def second(x):\n    pass\n\n\ndef cases(torch):\n    for i in range(11):\n"
                      "        yield (first if i % 3 else second), (1,), (torch.float32, i)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(__import__("sys").modules, "torch", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))  # for the worker processes
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("torch", tmp_path / "torch.py")
+    stand_in = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stand_in)
+    monkeypatch.setitem(sys.modules, "torch", stand_in)  # here; gone after the test, for the others
     serial = list(check.check_files_in_parallel([str(cases)], [], 1))
     parallel = list(check.check_files_in_parallel([str(cases)], [], 2))
     assert serial == [(i, None, "first" if i % 3 else "second") for i in range(11)]
