@@ -76,16 +76,15 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
                                               **{name: dispatched_metadata(vs) for name, vs in variants.items()}})
     launchers = [launcher(k) for k in kernels]
     entries = [entry(k) for k in kernels]
+    macros = {n.func for k in kernels for n in ir.nodes(k.body) if isinstance(n, ir.Call) and n.func.endswith("!")}
     ctx = {
         "module": module,
         "source": source,
         **module_items.called(kernels),
         # cutile's macros for Tile IR's assert and print are `unreachable!()` to rustc: what follows
         # them "is unreachable"
-        "asserts": any(isinstance(n, ir.Call) and n.func == "cuda_tile_assert!" for k in kernels
-                       for n in ir.nodes(k.body)),
-        "prints": any(isinstance(n, ir.Call) and n.func == "cuda_tile_print!" for k in kernels
-                      for n in ir.nodes(k.body)),
+        "asserts": "cuda_tile_assert!" in macros,
+        "prints": "cuda_tile_print!" in macros,
         "cutile_version": CUTILE_VERSION,
         "pyo3_version": PYO3_VERSION,
         "runtime_path": runtime_path.as_posix(),

@@ -13,6 +13,10 @@ from .. import ir
 from .bindings import Value
 from .state import KernelState
 
+# The dtypes whose every value an i32 holds (widened exactly), and those an i64 holds.
+HELD_BY_I32 = frozenset({"bool", "i8", "i16", "u8", "u16", "i32"})
+HELD_BY_I64 = HELD_BY_I32 | {"u32", "i64"}
+
 
 class Integers:
     """The integer rules of one kernel's lowering: a part of `Semantics`, whose `bind_temp`, `splat`,

@@ -259,12 +259,8 @@ class KernelState:
         root = self.union.find(dtype)
         if not root.startswith("$"):
             return root
-        members = self.members(root)
-        try:
-            allowed = self.allowed_dtypes(members) if members else []
-        except TranslationError:
-            return None  # reported where the classes are made
-        return allowed[0] if len(allowed) == 1 else None
+        can_be = self.at_launch(root) if self.members(root) else set()
+        return next(iter(can_be)) if len(can_be) == 1 else None
 
     def at_launch(self, dtype: str) -> set[str]:
         """The dtypes values of `dtype` can have at launch (itself, if concrete); a class whose

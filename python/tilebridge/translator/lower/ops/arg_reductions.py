@@ -22,15 +22,12 @@ from typing import TYPE_CHECKING
 
 from ... import ir
 from ..bindings import Value
+from ..integers import HELD_BY_I32, HELD_BY_I64
 from .registry import ct_op
 
 if TYPE_CHECKING:
     from ..walker import Walker
 
-# Integers compared as i32 or i64, whose values those hold: cutile makes no 8- or 16-bit constant,
-# and its reductions of unsigned tiles are not checked against cuTile Python's.
-_AS_I32 = {"bool", "i8", "i16", "u8", "u16", "i32"}
-_AS_I64 = _AS_I32 | {"u32", "i64"}
 _NONE = 2 ** 31 - 1  # the index of no element: more than any index of a tile
 
 
@@ -149,13 +146,14 @@ def _flag(w: Walker, args: dict, name: str, out: list[ir.Stmt]) -> bool:
 
 def _compared_as(can_be: set[str]) -> str | None:
     """How integer tiles that can be `can_be` at launch are compared: "as is" (i32 or i64 at every
-    launch), widened to "i32" or "i64" (which hold every value they can have), or None (unsigned
-    64-bit, a float at some launch)."""
+    launch), widened to "i32" or "i64" (which hold every value they can have: cutile makes no 8- or
+    16-bit constant, and its reductions of unsigned tiles are not checked against cuTile Python's),
+    or None (unsigned 64-bit, a float at some launch)."""
     if len(can_be) == 1 and can_be <= {"i32", "i64"}:
         return "as is"
-    if can_be <= _AS_I32:
+    if can_be <= HELD_BY_I32:
         return "i32"
-    return "i64" if can_be <= _AS_I64 else None
+    return "i64" if can_be <= HELD_BY_I64 else None
 
 
 def _product(w: Walker, dims: tuple[ir.Dim, ...]) -> Value:

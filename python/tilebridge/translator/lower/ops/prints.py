@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ... import ir
 from ...rust_syntax import string_literal
 from ..bindings import Value
+from ..integers import HELD_BY_I32
 from .registry import ct_op
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 # The dtypes cutile's macro prints as cuTile Python does, and the conversions that print them.
 _PRINTED = {"i8": "int", "i16": "int", "i32": "int", "f16": "float", "f32": "float", "f64": "float"}
 _CONVERSIONS = {"d": "int", "i": "int", "f": "float"}
-_AS_I32 = {"bool", "i8", "i16", "u8", "u16", "i32"}  # printed as i32 (bf16, f16, f32: as f32)
 # C's %[flags][width][.precision][length]specifier, as cuTile Python reads a printf format.
 _SPECIFIER = re.compile(r"%([0 #+-])?([0-9]+)?(\.[0-9]+)?(hh|h|ll|l)?([diuoxXeEfFgGaAcspn])")
 
@@ -133,7 +133,7 @@ def _printed(w: Walker, node: ast.expr, out: list[ir.Stmt], val: Value | None = 
     kinds = {_PRINTED.get(d) for d in can_be}
     if None in kinds or len(kinds) != 1:
         # Printed as the wider dtype that holds each value exactly: the same digits.
-        wider = "f32" if can_be <= {"f16", "bf16", "f32"} else "i32" if can_be <= _AS_I32 else None
+        wider = "f32" if can_be <= {"f16", "bf16", "f32"} else "i32" if can_be <= HELD_BY_I32 else None
         if not can_be or wider is None:
             raise w.error(node, f"print of {' or '.join(sorted(can_be))} is not supported yet (cutile's print writes "
                                 "%i or %f: i64, u32, u64 and mixes of floats and integers are not)")
