@@ -884,6 +884,65 @@ def shown(x, y, T: ct.Constant[int]):
             lower_checked(bad, {"x": ["f32"]}, False, ())
 
 
+def test_advanced_indexing_reaches_cubin_and_refuses_what_cuTile_Python_refuses(monkeypatch, tmp_path):
+    """ct.load_advanced_indexing and ct.store_advanced_indexing (a sparse axis of indices, dense
+    ct.Slice ranges, `lower.ops.advanced_indexing`): each the bounds-checked gather or scatter it
+    amounts to, the sparse axis first, in the middle or last, its start a launch's scalar; a load from
+    an array only read is the module's safe gather (no `unsafe`); every specialization to an sm_90
+    cubin. What cuTile Python refuses is refused, with the reason."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+@ct.kernel
+def picked(x, rows, y, start, R: ct.Constant[int], C: ct.Constant[int]):
+    r = ct.load(rows, index=(ct.bid(0),), shape=(R,))
+    t = ct.load_advanced_indexing(x, (r, ct.Slice(start, C)), padding_mode=ct.PaddingMode.NAN, latency=2)
+    ct.store(y, index=(ct.bid(0), 0), tile=t)
+
+@ct.kernel
+def middle(x, planes, y):
+    p = ct.load(planes, index=(0,), shape=(4,))
+    t = ct.load_advanced_indexing(x, (ct.Slice(0, 2), p, ct.Slice(ct.bid(0) * 8, 8)), allow_tma=False)
+    ct.store(y, index=(ct.bid(0), 0, 0), tile=t)
+
+@ct.kernel
+def placed(x, cols, y, C: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(4, C))
+    c = ct.load(cols, index=(0,), shape=(C,))
+    ct.store_advanced_indexing(y, (ct.Slice(ct.bid(0) * 4, 4), c), t + 1)
+"""
+    (tmp_path / "advanced.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    tb.build(tmp_path / "advanced.py", quiet=True, cubins=True)
+    sources = {src.name: src for src in frontend.load_all(tmp_path / "advanced.py")}
+    kirs = {name: lower_checked(src, None, False, ())[0] for name, src in sources.items()}
+    assert kirs["picked"].safety.safe and kirs["middle"].safety.safe
+    assert not kirs["placed"].safety.safe  # a scatter: the blocks' rows disjoint is the kernel's promise
+    refused = {
+        "ct.load_advanced_indexing(x, (r,))": "takes an array of rank 2 or more",
+        "ct.load_advanced_indexing(x, (r, r))": "exactly one index must be a 1-D tile of integers",
+        "ct.load_advanced_indexing(x, (ct.Slice(0, 4), ct.Slice(start, C)))": "exactly one index must be",
+        "ct.load_advanced_indexing(x, (r, ct.Slice(start, 6)))": "selects 6 elements; it must be a power of two",
+        "ct.load_advanced_indexing(x, (r, ct.Slice(start, start)))": "must be a compile-time constant",
+        "ct.load_advanced_indexing(x, (r, 3))": "must be a 1-D tile of integers (the sparse axis) or",
+        "ct.load_advanced_indexing(x, (r.astype(ct.float32), ct.Slice(0, C)))": "must be a 1-D tile of integers",
+        "ct.load_advanced_indexing(x, (r, ct.Slice(0.5, C)))": "start must be an integer",
+    }
+    for call, why in refused.items():
+        (tmp_path / "bad.py").write_text(source.replace(
+            "ct.load_advanced_indexing(x, (r, ct.Slice(start, C)), padding_mode=ct.PaddingMode.NAN, latency=2)", call))
+        bad = next(s for s in frontend.load_all(tmp_path / "bad.py") if s.name == "picked")
+        with pytest.raises(tb.TranslationError, match=re.escape(why)):
+            lower_checked(bad, None, False, ())
+    (tmp_path / "bad.py").write_text(source.replace("(ct.Slice(ct.bid(0) * 4, 4), c), t + 1)",
+                                                    "(ct.Slice(ct.bid(0) * 4, 8), c), t + 1)"))
+    bad = next(s for s in frontend.load_all(tmp_path / "bad.py") if s.name == "placed")
+    with pytest.raises(tb.TranslationError, match=re.escape("is not (8, 'C'), the shape the indices select")):
+        lower_checked(bad, None, False, ())
+
+
 def test_tile_shapes_computed_from_constants(monkeypatch):
     """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
     the launcher computes from the constants, refusing one that is not a positive power of two; the

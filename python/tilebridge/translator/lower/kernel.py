@@ -143,8 +143,8 @@ def scalar_parameters(src: KernelSource) -> set[str]:
 
 
 def used_as_scalars(fn: ast.FunctionDef, unannotated: set[str]) -> set[str]:
-    """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons and
-    ranges, never as an array: cuTile Python takes an int for them (here an i32)."""
+    """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons, ranges,
+    `ct.cdiv` and `ct.Slice`, never as an array: cuTile Python takes an int for them (here an i32)."""
     scalar, other = set(), set()
     parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
     for node in ast.walk(fn):
@@ -154,9 +154,9 @@ def used_as_scalars(fn: ast.FunctionDef, unannotated: set[str]) -> set[str]:
         in_arith = isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp))
         in_range = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
                     and parent.func.id in ("range", "min", "max"))
-        in_cdiv = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
-                   and parent.func.attr == "cdiv")
-        (scalar if in_arith or in_range or in_cdiv else other).add(node.id)
+        in_call = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+                   and parent.func.attr in ("cdiv", "Slice"))
+        (scalar if in_arith or in_range or in_call else other).add(node.id)
     return scalar - other
 
 

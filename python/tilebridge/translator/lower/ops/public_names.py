@@ -13,7 +13,8 @@ ELSEWHERE = {
     "Constant": "a parameter annotation: a const generic (`ct.Constant[int]`, `[bool]`, `[float]`)",
     "ConstantAnnotation": "the type of `ct.Constant[...]` annotations",
     "kernel": "the decorator, and `ct.kernel(f)`: each such function is a kernel",
-    "PaddingMode": "`ct.load`'s `padding_mode` (a padded view; NaN, infinities and -0.0 keep the array a float)",
+    "PaddingMode": "`padding_mode` of `ct.load` (a padded view; NaN, infinities and -0.0 keep the array a float) "
+                   "and of `ct.load_advanced_indexing` (its gather's padding)",
     "RoundingMode": "`rounding_mode=` of arithmetic, `astype` and math functions",
     "MemoryOrder": "the atomics' `memory_order`",
     "MemoryScope": "the atomics' `memory_scope`",
@@ -30,6 +31,8 @@ ELSEWHERE = {
     "ArrayAnnotation": "`Annotated[ct.Array, ct.ArrayAnnotation(...)]`: an array; static extents and strides "
                        "only let cuTile Python specialize further (an int64 index dtype is refused)",
     "ListAnnotation": "`Annotated[list, ct.ListAnnotation(...)]`: a list of arrays",
+    "static_exception": "`raise ct.static_exception(E)`: a launch whose specialization reaches it raises E "
+                        "(`lower.walker`); cuTile Python refuses it anywhere else, and so does tilebridge",
 }
 
 # Names that are not operations of a kernel: the host's, or exceptions cuTile Python raises.
