@@ -943,6 +943,40 @@ def placed(x, cols, y, C: ct.Constant[int]):
         lower_checked(bad, None, False, ())
 
 
+def test_empty_constant_ranges_and_scans_along_other_axes(monkeypatch, tmp_path):
+    """A loop over an empty range of numbers runs no trip, as Python runs it, and emits nothing:
+    cutile 0.5.0 bounds the index of a loop of constant bounds by [start, stop - 1], which Tile IR
+    rejects where that is empty (44 fuzz kernels failed so at their first launch on the H100, none
+    through Tile IR alone: the cubin is what shows it). A cumsum along another axis than the first
+    goes through a permute: taken for integers, refused for floats, which a permuted scan rounds
+    otherwise than cuTile Python's."""
+    from tilebridge.translator import frontend, ir, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+@ct.kernel
+def empty(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(4, T))
+    for i in range(3, 3):
+        t = t + t
+    for i in range(2, 0, 1):
+        t = t + ct.cumsum(t.astype(ct.int32), axis=1).astype(t.dtype)
+    ct.store(y, index=(ct.bid(0), 0), tile=t + ct.cumsum(t.astype(ct.int32), axis=1).astype(t.dtype))
+"""
+    (tmp_path / "empty.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    tb.build(tmp_path / "empty.py", quiet=True, cubins=True)
+    (src,) = frontend.load_all(tmp_path / "empty.py")
+    (kir,) = lower_checked(src, None, False, ())
+    assert not any(isinstance(s, ir.For) for s in kir.body), kir.body
+    (tmp_path / "bad.py").write_text(source.replace("ct.cumsum(t.astype(ct.int32), axis=1).astype(t.dtype))",
+                                                    "ct.cumsum(t, axis=-1))"))
+    (bad,) = frontend.load_all(tmp_path / "bad.py")
+    with pytest.raises(tb.TranslationError, match="ct.cumsum of a float tile along axis 1 of 2 is not supported"):
+        lower_checked(bad, None, False, ())
+
+
 def test_tile_shapes_computed_from_constants(monkeypatch):
     """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
     the launcher computes from the constants, refusing one that is not a positive power of two; the

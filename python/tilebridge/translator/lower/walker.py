@@ -323,6 +323,10 @@ class Walker:
         if len(bound_vals) == 3 and bound_vals[2].kind == "const" and bound_vals[2].py <= 0:
             # cuTile Python rejects it too ("Step must be positive"); a Rust step_by would run nothing.
             raise self.error(it.args[2], "a range step must be positive, as cuTile Python requires")
+        if all(v.kind == "const" and type(v.py) is int for v in bound_vals) and not range(*(v.py for v in bound_vals)):
+            # No trip, as Python runs it: nothing to emit. cutile 0.5.0 would bound the index of a
+            # loop of constant bounds by [start, stop - 1], which Tile IR rejects where it is empty.
+            return
         bounds = [self.sem.i32(v, a, out) for v, a in zip(bound_vals, it.args)]
         if len(bounds) == 3 and bound_vals[2].kind == "scalar" and bound_vals[2].dim is not None:
             self.sem.require_positive(bound_vals[2])  # a ct.Constant step: the launcher checks it positive
