@@ -101,8 +101,8 @@ def test_every_fixture_kernel_has_a_case_the_gpu_round_runs():
         assert launched, path.name
 
 
-def test_processes_check_every_case_once_and_report_share_by_share(tmp_path, monkeypatch):
-    """`check -j N` splits the cases into shares over N processes and yields each share as it
+def test_processes_check_every_case_once(tmp_path, monkeypatch):
+    """`check -j N` splits the cases into shares over N processes and yields each case as it
     finishes: every case exactly once, with the number and kernel of a serial run. The kernels are
     in no extension given, so nothing launches (no GPU); `torch` is a stand-in module."""
     from tilebridge.verifier import check
@@ -124,3 +124,40 @@ def test_processes_check_every_case_once_and_report_share_by_share(tmp_path, mon
     parallel = list(check.check_files_in_parallel([str(cases)], [], 2))
     assert serial == [(i, None, "first" if i % 3 else "second") for i in range(11)]
     assert sorted(parallel) == serial
+
+
+def _share_that_hangs_and_dies(paths, modules, part, parts, start, conn):
+    """A worker of `check -j` whose case 4 kills its process and whose case 7 never ends, each the
+    first time only (a file marks it), as a kernel that crashes or hangs a process would."""
+    import os
+    import time
+    from pathlib import Path
+
+    for number in range(start, 10):
+        if number % parts != part:
+            continue
+        conn.send(("start", number, f"k{number}", "x"))
+        marker = Path(paths[0]) / f"seen_{number}"
+        if number in (4, 7) and not marker.exists():
+            marker.touch()
+            if number == 4:
+                os._exit(7)
+            time.sleep(600)
+        conn.send(("done", number, None, f"k{number}"))
+    conn.send(("end", None, None, None))
+
+
+def test_processes_report_a_case_that_hangs_or_kills_its_process_and_go_on(tmp_path):
+    """A case whose process dies, or that gives no sign of life for the time limit, fails with why
+    (the H100 run of a 500-kernel campaign lost two whole shares to something that never returned);
+    its process is stopped and a new one goes on with the rest of its share: every other case is
+    still reported once."""
+    from tilebridge.verifier import check
+
+    results = list(check.check_files_in_parallel([str(tmp_path)], [], 2, case_timeout=3,
+                                                 share=_share_that_hangs_and_dies))
+    assert sorted(number for number, _, _ in results) == list(range(10))
+    failed = {number: result.error for number, result, _ in results if result is not None}
+    assert set(failed) == {4, 7}
+    assert "died (exit code 7)" in failed[4] and "no result within 3 s" in failed[7]
+    assert str(failed) and all(r.kernel == f"k{n}" for n, r, _ in results if r is not None)

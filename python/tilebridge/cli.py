@@ -103,7 +103,7 @@ def _gpu_available() -> bool:
 def cmd_check(args) -> int:
     from .builder import build
     from .runtime.launch import extension_metadata
-    from .verifier.check import check_files_in_parallel
+    from .verifier.check import CASE_TIMEOUT_S, check_files_in_parallel
 
     if args.installed:  # extensions built elsewhere (a campaign's: `tilebridge fuzz --wheels`)
         modules = [importlib.import_module(m).__name__ for m in args.installed]
@@ -120,7 +120,8 @@ def cmd_check(args) -> int:
         return 0
     bad = missing = ran = 0
     # Printed as they come, so that a run cut off by a time limit keeps what it compared.
-    for _, result, kernel in check_files_in_parallel(args.files, modules, args.jobs):
+    for _, result, kernel in check_files_in_parallel(args.files, modules, args.jobs,
+                                                     case_timeout=args.case_timeout or CASE_TIMEOUT_S):
         if result is None:
             # Installed extensions may leave kernels out (a campaign builds only those it translates).
             print(f"{'not run' if args.installed else 'BAD'} {kernel}: in no extension given", flush=True)
@@ -308,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
                         "of building one; a kernel none of them holds is listed, not run")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="run the cases in N processes (each JIT compiles on a CPU of its own)")
+    p.add_argument("--case-timeout", type=float, default=None, metavar="S",
+                   help="with -j: a case with no result after S seconds fails as hanging, and its process "
+                        "is stopped and replaced (default 300)")
     p.set_defaults(run=cmd_check)
     p = kernel_command("bench", "time the Rust extension against cuTile Python on each file's cases(torch)")
     p.add_argument("--runs", type=int, default=50)

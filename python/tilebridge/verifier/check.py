@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import time
 from dataclasses import dataclass, field
+from multiprocessing import connection
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..dtypes import from_torch
 from ..translator.frontend import import_file
@@ -154,44 +155,105 @@ def load_cases(path: str | Path) -> Iterator[tuple[Any, Any, tuple]]:
     yield from module.cases(torch)
 
 
-def check_files(paths: Sequence[str], modules: Sequence[str], part: int = 0,
-                parts: int = 1) -> list[tuple[int, CaseResult | None, str]]:
-    """`checked_cases` as a list (what a worker process hands back)."""
-    return list(checked_cases(paths, modules, part, parts))
-
-
-def checked_cases(paths: Sequence[str], modules: Sequence[str], part: int = 0,
-                  parts: int = 1) -> Iterator[tuple[int, CaseResult | None, str]]:
-    """The cases `part`, `part + parts`, ... of the files' `cases(torch)`, in order, each run by
-    `run_case` on the first of the installed extensions `modules` that holds its kernel: (the
-    case's number, its result, its kernel's name). The result is None for a kernel that no
-    extension holds. Every part draws every case, so inputs are those of one serial run."""
+def checked_cases(paths: Sequence[str], modules: Sequence[str], part: int = 0, parts: int = 1, start: int = 0,
+                  announce: Callable[[int, str, str], None] | None = None
+                  ) -> Iterator[tuple[int, CaseResult | None, str]]:
+    """The cases `part`, `part + parts`, ... (from case number `start` on) of the files'
+    `cases(torch)`, in order, each run by `run_case` on the first of the installed extensions
+    `modules` that holds its kernel: (the case's number, its result, its kernel's name). The
+    result is None for a kernel that no extension holds. Every part draws every case, so inputs are
+    those of one serial run. `announce(number, kernel, description)` is told of each case before it
+    runs."""
     exts = [importlib.import_module(m) for m in modules]
     holding = {k: e for e in reversed(exts) for k in extension_metadata(e).kernels}
     number = 0
     for path in paths:
         for kernel, grid, args in load_cases(path):
-            if number % parts == part:
+            if number % parts == part and number >= start:
                 name = kernel_name(kernel)
+                if announce is not None:
+                    announce(number, name, describe(args))
                 yield number, run_case(holding[name], kernel, grid, args) if name in holding else None, name
             number += 1
 
 
-# Shares per process: results come back a share at a time, so a run cut off by a time limit
-# still reports most of what it compared (each share draws every case's inputs once more).
-SHARES_PER_JOB = 4
+def run_share(paths: Sequence[str], modules: Sequence[str], part: int, parts: int, start: int, conn: Any) -> None:
+    """A worker process' share of `check -j`: each case announced before it runs and its result
+    sent as it comes, through a pipe (each message written before the case goes on), so that the
+    parent can tell which case a process hangs or dies in."""
+    def announce(number: int, kernel: str, description: str) -> None:
+        conn.send(("start", number, kernel, description))
+
+    for number, result, kernel in checked_cases(paths, modules, part, parts, start, announce):
+        conn.send(("done", number, result, kernel))
+    conn.send(("end", None, None, None))
 
 
-def check_files_in_parallel(paths: Sequence[str], modules: Sequence[str],
-                            jobs: int) -> Iterator[tuple[int, CaseResult | None, str]]:
+# A case with no result after this long is taken to hang (a compile and a launch take seconds).
+CASE_TIMEOUT_S = 300.0
+
+
+def check_files_in_parallel(paths: Sequence[str], modules: Sequence[str], jobs: int,
+                            case_timeout: float = CASE_TIMEOUT_S, share: Callable[..., None] = run_share
+                            ) -> Iterator[tuple[int, CaseResult | None, str]]:
     """`checked_cases` split over `jobs` processes (both JITs are CPU-bound; the GPU is shared),
-    yielded as each share finishes: in case order with one job, else share by share."""
+    yielded case by case as they finish: in case order with one job. A case whose process dies,
+    or gives no sign of life for `case_timeout` seconds, fails with why; its process is stopped and
+    a new one goes on with the rest of its share. `share` is the worker (`run_share`)."""
     if jobs <= 1:
         yield from checked_cases(paths, modules)
         return
     spawn = multiprocessing.get_context("spawn")  # CUDA cannot be forked
-    parts = jobs * SHARES_PER_JOB
-    with ProcessPoolExecutor(jobs, mp_context=spawn) as pool:
-        shares = [pool.submit(check_files, paths, modules, part, parts) for part in range(parts)]
-        for share in as_completed(shares):
-            yield from share.result()
+    workers: dict[Any, tuple[int, Any]] = {}  # the pipe a worker writes to -> (its part, its process)
+    heard: dict[int, float] = {}
+    running: dict[int, tuple[int, str, str]] = {}  # part -> the case it runs: number, kernel, description
+
+    def start(part: int, first: int) -> None:
+        reader, writer = spawn.Pipe(duplex=False)
+        proc = spawn.Process(target=share, args=(paths, modules, part, jobs, first, writer), daemon=True)
+        proc.start()
+        writer.close()  # the worker's end alone: its death reads as the end of the pipe
+        workers[reader], heard[part] = (part, proc), time.monotonic()
+
+    def stopped(reader: Any, why: str) -> tuple[int, CaseResult, str]:
+        """The case the worker of `reader` was running, failed with `why`; the rest of its share goes
+        on in a new process."""
+        part, proc = workers.pop(reader)
+        proc.kill()
+        proc.join()
+        reader.close()
+        if part not in running:
+            raise RuntimeError(f"check: worker {part} of {jobs} stopped outside any case: {why}")
+        number, name, description = running.pop(part)
+        start(part, number + 1)
+        return number, CaseResult(name, description, error=why), name
+
+    for part in range(jobs):
+        start(part, 0)
+    try:
+        while workers:
+            for reader in connection.wait(list(workers), timeout=1.0):
+                part, proc = workers[reader]
+                heard[part] = time.monotonic()
+                try:
+                    kind, number, payload, kernel = reader.recv()
+                except EOFError:
+                    proc.join()
+                    yield stopped(reader, f"the process running it died (exit code {proc.exitcode})")
+                    continue
+                if kind == "start":
+                    running[part] = (number, payload, kernel)
+                elif kind == "done":
+                    running.pop(part, None)
+                    yield number, payload, kernel
+                else:
+                    del workers[reader]
+                    proc.join()
+                    reader.close()
+            for reader, (part, _) in list(workers.items()):
+                if time.monotonic() - heard[part] > case_timeout:
+                    yield stopped(reader, f"no result within {case_timeout:.0f} s: its compile or launch hangs "
+                                          "(the process was stopped)")
+    finally:
+        for _, proc in workers.values():
+            proc.kill()
