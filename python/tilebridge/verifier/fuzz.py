@@ -1,20 +1,23 @@
 """A differential fuzz campaign: random kernels (`fuzz_gen`), each translated with the check
-against cuTile Python's front end (`translator.oracle`) at the launch it comes with, then built
-and compiled through cutile's compile-only API to Tile IR, and sorted by outcome.
+against cuTile Python's front end (`translator.oracle`) at the launch it comes with, then built,
+compiled through cutile's compile-only API to Tile IR and by `tileiras` to an sm_90 cubin (the
+Tile IR verifier runs there: an empty loop's bounds, found on the GPU, passed the compile-only
+API), and sorted by outcome.
 
     tilebridge fuzz --count 2000 --seed 1
 
 Outcomes:
 
 - `agrees`: translated, cuTile Python types every compared value the same, and the Rust kernel
-  compiles to Tile IR (with `tile_ir=False`: translated and agreeing, not built);
+  compiles to Tile IR and a cubin (with `tile_ir=False`: translated and agreeing, not built);
 - `cutile_rejects`: cuTile Python rejects it, and so does tilebridge (with its message);
 - `refused`: tilebridge refuses what cuTile Python accepts (a gap in the language it translates);
 - `both_refuse`: tilebridge refuses, with a message of its own, what cuTile Python rejects too;
 - `disagrees`: a value typed otherwise than cuTile Python types it (a tilebridge bug);
 - `crashes`: anything but a `TranslationError` (a tilebridge bug);
 - `fails_to_build`: translated, but the crate does not compile (a tilebridge bug);
-- `fails_to_compile`: built, but cutile's JIT cannot make Tile IR of it (a tilebridge bug).
+- `fails_to_compile`: built, but cutile's JIT cannot make Tile IR of it, or `tileiras` a cubin of
+  that (a tilebridge bug; a cubin slower than `CUBIN_LIMIT_S` is not waited for).
 
 The kernels are written to one file per campaign, with the launch each is checked at
 (`LAUNCHES`), so every outcome can be reproduced (`tilebridge fuzz FILE`), and `cases(torch)`,
@@ -41,6 +44,8 @@ from .fuzz_gen import Fuzzed, Generator
 OUTCOMES = ("agrees", "cutile_rejects", "both_refuse", "refused", "disagrees", "crashes", "fails_to_build",
             "fails_to_compile")
 BUGS = ("disagrees", "crashes", "fails_to_build", "fails_to_compile")
+# Seconds `tileiras` may take over one specialization; a slower one is left to the GPU run.
+CUBIN_LIMIT_S = 60.0
 # Kernels per built extension: a crate of this many builds in under a minute unoptimized (2 cores).
 CHUNK = 250
 
@@ -66,7 +71,7 @@ class Campaign:
 
     def summary(self) -> str:
         c = self.counts()
-        through = " (through Tile IR)" if self.tile_ir else " (translated only)"
+        through = " (through Tile IR to cubins)" if self.tile_ir else " (translated only)"
         phases = ", ".join(f"{phase} {t:.0f} s" for phase, t in self.seconds.items())
         return (f"{len(self.outcomes)} kernels: " + ", ".join(f"{c[o]} {o}" for o in OUTCOMES)
                 + f"{through} ({self.path}; {phases})")
@@ -298,10 +303,16 @@ def _through_tile_ir(campaign: Campaign, lowered: dict, path: Path, runtime: Pat
                 return "no specialization was accepted to compile"
             for spec in kir.compiled_at:
                 try:
-                    text, _ = compiled._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
+                    text, bytecode = compiled._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
                 except Exception as e:  # noqa: BLE001 - cutile's JIT refuses what we emitted
                     return f"{kir.name}: {str(e)[-400:]}"
                 campaign.tile_ir_text.setdefault(name, []).append(text)
+                try:
+                    toolchain.tileiras(bytecode, limit=CUBIN_LIMIT_S)
+                except toolchain.SlowCompile:
+                    pass  # not a fault of the translation; the GPU run compiles it with no limit
+                except RuntimeError as e:
+                    return f"{kir.name}: tileiras: {str(e)[-400:]}"
         return None
 
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # cutile's JIT runs without the GIL
