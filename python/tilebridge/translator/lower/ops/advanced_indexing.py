@@ -106,7 +106,7 @@ def _hints(w: Walker, args: dict, out: list[ir.Stmt]) -> dict[str, ast.expr]:
     """`latency` goes on to the gather or scatter; `allow_tma` (a bool) has no pointer form."""
     if "allow_tma" in args:
         tma = w.expr(args["allow_tma"], out)
-        if tma.kind != "const" or not isinstance(tma.py, bool) and tma.py is not None:
+        if tma.kind != "const" or (tma.py is not None and not isinstance(tma.py, bool)):
             raise w.error(args["allow_tma"], "allow_tma must be True, False or None")
     return {"latency": args["latency"]} if "latency" in args else {}
 
