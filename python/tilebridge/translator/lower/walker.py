@@ -696,8 +696,11 @@ class Walker:
                     return memory.tiled_view(self, node, func.value)
                 if recv.kind == "view":
                     return memory.view_method(self, node, recv, func.attr, out, hint)
+            missing = {"slice": "a view of part of the array", "get_raw_memory": "loads and stores by element offset"}
+            if recv.kind == "array" and func.attr in missing:
+                raise self.error(node, f"the array method '{func.attr}' ({missing[func.attr]}) is not supported yet")
             if recv.kind != "static":
-                raise self.error(node, f"method '{func.attr}' of a {recv.kind} is not supported")
+                raise self.error(node, f"method '{func.attr}' of {with_article(recv.kind)} is not supported")
             try:
                 target = getattr(recv.py, func.attr)
             except AttributeError:
