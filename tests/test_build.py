@@ -988,6 +988,36 @@ def empty(x, y, T: ct.Constant[int]):
         lower_checked(bad, None, False, ())
 
 
+def test_loads_and_stores_take_check_bounds_and_the_default_memory_modes(monkeypatch, tmp_path):
+    """`check_bounds` on ct.load, ct.store and a tiled view's load (False: cuTile Python leaves the
+    bounds unchecked on the kernel's promise; the checked access computes the same where the promise
+    holds), given by a number or a ct.Constant[bool], and `memory_order`/`memory_scope` at their
+    defaults: translated through cubins as the checked accesses; another memory order refused."""
+    from tilebridge.translator import frontend, lower_checked
+
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    source = """
+import cuda.tile as ct
+
+@ct.kernel
+def unchecked(x, y, T: ct.Constant[int], CHECK: ct.Constant[bool]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,), check_bounds=False, memory_order=ct.MemoryOrder.WEAK)
+    u = x.tiled_view((T,)).load((ct.bid(0),), check_bounds=CHECK)
+    ct.store(y, index=(ct.bid(0),), tile=t + u, check_bounds=CHECK, memory_scope=ct.MemoryScope.NONE)
+"""
+    (tmp_path / "unchecked.py").write_text(source)
+    tb.build(tmp_path / "unchecked.py", quiet=True, cubins=True)
+    (src,) = frontend.load_all(tmp_path / "unchecked.py")
+    assert lower_checked(src, None, False, ())[0].safety.safe
+    for old, new, why in (("memory_order=ct.MemoryOrder.WEAK", "memory_order=ct.MemoryOrder.RELAXED",
+                           "memory_order=ct.MemoryOrder.RELAXED on ct.load/ct.store is not supported yet"),
+                          ("check_bounds=False", "check_bounds=3", "check_bounds must be True or False")):
+        (tmp_path / "bad.py").write_text(source.replace(old, new))
+        (bad,) = frontend.load_all(tmp_path / "bad.py")
+        with pytest.raises(tb.TranslationError, match=re.escape(why)):
+            lower_checked(bad, None, False, ())
+
+
 def test_tile_shapes_computed_from_constants(monkeypatch):
     """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
     the launcher computes from the constants, refusing one that is not a positive power of two; the

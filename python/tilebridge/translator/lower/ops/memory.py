@@ -102,9 +102,35 @@ def _padding(w: Walker, node: ast.expr | None, out: list[ir.Stmt]) -> str | None
     return PADDING[mode]
 
 
+# What ct.load/ct.store take beyond their hints; `_plain_access` reads them.
+ACCESS_MODES = ["check_bounds", "memory_order", "memory_scope"]
+
+
+def _plain_access(w: Walker, args: dict, out: list[ir.Stmt]) -> None:
+    """`check_bounds`, `memory_order` and `memory_scope` of ct.load/ct.store. check_bounds=False
+    promises that the tile lies inside the array, and cuTile Python then leaves the bounds
+    unchecked: the checked access computes the same wherever the promise holds (and pads or masks
+    where it does not, where cuTile Python's result is undefined). Only the default order and scope
+    (a weak access) are taken."""
+    if "check_bounds" in args:
+        check = w.expr(args["check_bounds"], out)
+        if not (check.kind == "const" and isinstance(check.py, bool)) and not (
+                check.kind == "scalar" and check.dtype == "bool"):
+            raise w.error(args["check_bounds"], "check_bounds must be True or False")
+    for key, default in (("memory_order", "WEAK"), ("memory_scope", "NONE")):
+        if key in args:
+            val = w.expr(args[key], out)
+            name = getattr(val.py, "name", None) if val.kind == "static" else None
+            if name != default:
+                raise w.error(args[key], f"{key}={ast.unparse(args[key])} on ct.load/ct.store is not supported yet "
+                                         f"(only the default, a weak access)")
+
+
 @ct_op("load", moves=True)
 def ct_load(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma"], 3)
+    args = w.call_args(node, ["array", "index", "shape", "order", "padding_mode", "latency", "allow_tma",
+                              *ACCESS_MODES], 3)
+    _plain_access(w, args, out)
     array = array_arg(w, args["array"], out)
     w.state.count(array, "loads")
     shape = w.dims(args["shape"], out)
@@ -223,7 +249,8 @@ def _named_index(w: Walker, items: typing.Iterable[ir.Expr], out: list[ir.Stmt])
 
 @ct_op("store", moves=True)
 def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["array", "index", "tile", "order", "latency", "allow_tma"], 3)
+    args = w.call_args(node, ["array", "index", "tile", "order", "latency", "allow_tma", *ACCESS_MODES], 3)
+    _plain_access(w, args, out)
     array = array_arg(w, args["array"], out)
     w.state.count(array, "stores")
     index = _index(w, args["index"], out)
@@ -536,7 +563,8 @@ def tiled_view(w: Walker, node: ast.Call, array_node: ast.expr) -> Value:
 def view_method(w: Walker, node: ast.Call, view: Value, name: str, out, hint) -> Value:
     """A method of a tiled view, as the `ct` call it stands for on the view's array and tile shape."""
     array_node, shape_node, padding = view.py
-    known = {"load": ["index", "latency", "allow_tma"], "store": ["index", "tile", "latency", "allow_tma"],
+    known = {"load": ["index", "check_bounds", "latency", "allow_tma"],
+             "store": ["index", "tile", "check_bounds", "latency", "allow_tma"],
              "num_tiles": ["axis"]}
     if name not in known:
         raise w.error(node, f"method '{name}' of a tiled view is not supported")
