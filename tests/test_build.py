@@ -1018,6 +1018,56 @@ def unchecked(x, y, T: ct.Constant[int], CHECK: ct.Constant[bool]):
             lower_checked(bad, None, False, ())
 
 
+def test_enum_and_tuple_comparisons_arange_widths_and_a_bare_constant(monkeypatch, tmp_path):
+    """Comparisons of enum members and of tuples (`==`/`!=`, items known at run time too, tuples
+    joined with `+`), `ct.arange` of 8- and 16-bit and unsigned integers (the i32 iota narrowed,
+    wrapping), and a bare `ct.Constant` (taken as an int's; another value refused at launch), as
+    cuTile Python types them, through cubins. What cuTile Python refuses of tuples (`<`, `*`) is
+    refused with the reason."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import enum
+
+import cuda.tile as ct
+
+
+class Mode(enum.Enum):
+    FAST = 1
+    SLOW = 2
+
+
+MODE = Mode.FAST
+
+
+@ct.kernel
+def shaped(x, y, T: ct.Constant):
+    a, b = (1, 2)
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    if MODE == Mode.FAST and (a, b) + (T,) == (1, 2, T) and (a, T) != (2, T):
+        t = t + (ct.arange(T, dtype=ct.int16).astype(ct.int32) + ct.arange(T, dtype=ct.uint8).astype(ct.int32)
+                 + ct.arange(T, dtype=ct.int8).astype(ct.int32) + ct.arange(T, dtype=ct.uint16).astype(ct.int32))
+    if MODE != Mode.FAST:
+        t = t * 0
+    ct.store(y, index=(ct.bid(0),), tile=t)
+"""
+    (tmp_path / "shaped.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ext = tb.build(tmp_path / "shaped.py", quiet=True, cubins=True, dtypes={"x": ["i32"], "y": ["i32"]})
+    (src,) = frontend.load_all(tmp_path / "shaped.py")
+    (kir,) = lower_checked(src, {"x": ["i32"], "y": ["i32"]}, False, ())
+    assert kir.compiled_at
+    with pytest.raises(TypeError, match="'T'"):  # the launcher's argument conversion, naming the parameter
+        ext.shaped((1,), FakeCudaArray((64,), "<i4"), FakeCudaArray((64,), "<i4", ptr=0x7100_0000), T=2.5)
+    for old, new, why in (("(a, b) + (T,) == (1, 2, T)", "(a, b) < (1, 3)", "tuples compare with == and != only"),
+                          ("(a, b) + (T,) == (1, 2, T)", "(a, b) * 2 == (1, 2, 1, 2)", "cuTile Python takes + of two "
+                                                                                          "tuples only")):
+        (tmp_path / "bad.py").write_text(source.replace(old, new))
+        (bad,) = frontend.load_all(tmp_path / "bad.py")
+        with pytest.raises(tb.TranslationError, match=re.escape(why)):
+            lower_checked(bad, {"x": ["i32"], "y": ["i32"]}, False, ())
+
+
 def test_tile_shapes_computed_from_constants(monkeypatch):
     """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
     the launcher computes from the constants, refusing one that is not a positive power of two; the

@@ -208,7 +208,9 @@ def bind_parameters(w: Walker, fn: ast.FunctionDef) -> None:
             param = ir.ScalarParam(name, "f32", constant=True)
             val = Value("scalar", ir.ScalarType("f32"), ir.Var(rname), weak=True)
         elif is_const:
-            kind = {int: "i32", bool: "bool"}.get(base)
+            # A bare `ct.Constant` (of any value in cuTile Python) is taken as an int's, the common
+            # case: the launcher refuses another value with the reason.
+            kind = "i32" if isinstance(base, typing.TypeVar) else {int: "i32", bool: "bool"}.get(base)
             if kind is None:
                 raise w.error(arg, f"ct.Constant[{getattr(base, '__name__', base)}] is not supported yet; "
                                       "cutile const generics are i32 or bool")

@@ -410,6 +410,8 @@ class Semantics(Promotions, Integers):
         return v.nonneg
 
     def binop(self, node: ast.BinOp, lhs: Value, rhs: Value, out: list[ir.Stmt], hint: str) -> Value:
+        if "tuple" in (lhs.kind, rhs.kind):
+            return self.tuple_binop(node, lhs, rhs)
         if lhs.kind == "const" and rhs.kind == "const":
             try:
                 value = fold(node.op, lhs.py, rhs.py)
@@ -498,6 +500,14 @@ class Semantics(Promotions, Integers):
         if v.kind == "const" and isinstance(v.py, (int, float)):
             return self.splat(v, "i32" if isinstance(v.py, int) else "f32", (), out, hint, node)
         raise self.error(node, f"{with_article(v.kind)} cannot be a tile here")
+
+    def tuple_binop(self, node: ast.BinOp, lhs: Value, rhs: Value) -> Value:
+        """Tuple arithmetic as cuTile Python has it: `+` of two tuples joins them (their items may
+        be any values); nothing else (it refuses `*` by an integer, which Python would repeat by)."""
+        if isinstance(node.op, ast.Add) and lhs.kind == rhs.kind == "tuple":
+            return Value("tuple", py=[*lhs.py, *rhs.py])
+        raise self.error(node, f"{type(node.op).__name__} of {with_article(lhs.kind)} and {with_article(rhs.kind)}: "
+                               "cuTile Python takes + of two tuples only")
 
     @staticmethod
     def meets_float_literal(lhs: Value, rhs: Value) -> bool:

@@ -403,9 +403,9 @@ def ct_arange(w: Walker, node: ast.Call, out, hint) -> Value:
     for v, name in ((start, "start"), (step, "step")):
         if v.kind not in ("const", "scalar") or (v.kind == "const" and type(v.py) not in (int, float)):
             raise w.error(node, f"ct.arange's {name} must be a number or a scalar")
-    if dtype not in ("i32", "i64", "f32", "f64", "f16", "bf16"):
+    if dtype not in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16", "bf16"):
         raise w.error(node, f"ct.arange of dtype {dtype} is not supported yet")
-    iota_dtype = dtype if dtype in ("i32", "i64") else "i32"
+    iota_dtype = dtype if dtype in ("i32", "i64") else "i32"  # other widths: the i32 iota converted
     iota = w.sem.bind_temp(out, hint, ir.TileType(iota_dtype, shape), ir.Call("iota", (ir.Shape(shape),)))
     if iota_dtype != dtype:
         iota = w.sem.convert(iota, dtype, out, hint)
