@@ -1068,6 +1068,41 @@ def shaped(x, y, T: ct.Constant):
             lower_checked(bad, {"x": ["i32"], "y": ["i32"]}, False, ())
 
 
+def test_helpers_with_early_returns(monkeypatch, tmp_path):
+    """A helper that returns early, on a runtime condition and on a constant one, inlined as
+    branches assigning one result (`lower.early_returns`): typed as cuTile Python types it, through
+    cubins; a `return` inside a helper's loop is refused with its line."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+
+def pick(t, limit, twice: bool):
+    if ct.max(t) < limit:
+        return t * 0.5
+    if twice:
+        return t * 2.0
+    u = t + 1.0
+    return u
+
+
+@ct.kernel
+def picked(x, y, limit: float, T: ct.Constant[int], TWICE: ct.Constant[bool]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    ct.store(y, index=(ct.bid(0),), tile=pick(t, limit, TWICE))
+"""
+    (tmp_path / "picked.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    tb.build(tmp_path / "picked.py", quiet=True, cubins=True)
+    (src,) = frontend.load_all(tmp_path / "picked.py")
+    assert lower_checked(src, None, False, ())[0].compiled_at
+    (tmp_path / "bad.py").write_text(source.replace("    if twice:\n", "    for i in range(2):\n"))
+    (bad,) = frontend.load_all(tmp_path / "bad.py")
+    with pytest.raises(tb.TranslationError, match=re.escape("a `return` inside a loop of a helper (line 8)")):
+        lower_checked(bad, None, False, ())
+
+
 def test_tile_shapes_computed_from_constants(monkeypatch):
     """`shape=(1, half)` with `half = N // 2`, `shape=(T * K // 2,)`: each dimension a const generic
     the launcher computes from the constants, refusing one that is not a positive power of two; the

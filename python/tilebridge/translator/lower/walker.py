@@ -18,7 +18,7 @@ from ... import dtypes
 from ...errors import TranslationError
 from .. import ir
 from ..rust_syntax import number_literal, rust_name
-from . import branches, streams
+from . import branches, early_returns, streams
 from .bindings import Binding, BranchScope, Value
 from .facts import COMPARISONS, assignments, carried_names, loop_assigned, with_article
 from .loop_split import split_loop
@@ -119,8 +119,11 @@ class Walker:
             body = body[1:]  # docstring
         if body and not isinstance(body[-1], ast.Return):
             body = [*body, ast.Return(value=None)]  # a helper run for its effects (stores)
-        if any(isinstance(n, ast.Return) for st in body[:-1] for n in ast.walk(st)):
-            raise self.error(node, "helpers with an early return are not supported yet")
+        if early_returns.returns_in(body[:-1]):
+            if (loop := early_returns.returning_loop(body)) is not None:
+                raise self.error(node, f"a `return` inside a loop of a helper (line {loop.lineno}) is not "
+                                       "supported yet")
+            body = early_returns.single_exit(body)
         reassigned = {name for _, name in assignments(fdef)}
         base = self.depth
         self.frame = Frame(
