@@ -57,3 +57,20 @@ class ArrayUse:
     loads: int = 0
     stores: int = 0
     other: int = 0
+
+
+def translation_time(*values: Value) -> tuple | None:
+    """The Python objects that translation-time values stand for (numbers, statics such as enum
+    members or dataclass constants, tuples of those), as Python compares them; None where any is
+    known only at run time."""
+    def known(v: Value) -> Any:
+        if v.kind in ("const", "static"):
+            return v.py
+        if v.kind == "tuple":
+            return tuple(known(item) for item in v.py)
+        raise LookupError
+
+    try:
+        return tuple(known(v) for v in values)
+    except LookupError:
+        return None

@@ -12,7 +12,7 @@ from ... import dtypes
 from ...dtypes import COMPUTED_ARRAY_DTYPES, FLOAT_RANK
 from .. import ir
 from ..rust_syntax import float_literal, int_literal, number_literal, rust_name
-from .bindings import Binding, Value
+from .bindings import Binding, Value, translation_time
 from .facts import fold, show_type, with_article
 from .integers import Integers
 from .promotions import Promotions
@@ -500,6 +500,24 @@ class Semantics(Promotions, Integers):
         if v.kind == "const" and isinstance(v.py, (int, float)):
             return self.splat(v, "i32" if isinstance(v.py, int) else "f32", (), out, hint, node)
         raise self.error(node, f"{with_article(v.kind)} cannot be a tile here")
+
+    def tuples_equal(self, node: ast.Compare, left: Value, right: Value, out: list[ir.Stmt], hint: str,
+                     negate: bool) -> Value:
+        """`==` (or, `negate`, `!=`) of two tuples of numbers and scalars, some known only at run
+        time: of different lengths, unequal; else every pair of items equal."""
+        if len(left.py) != len(right.py):
+            return Value("const", py=negate)
+        equal: Value = Value("const", py=True)
+        for a, b in zip(left.py, right.py):
+            if (known := translation_time(a, b)) is not None:
+                pair = Value("const", py=known[0] == known[1])
+            else:
+                pair = Value("scalar", ir.ScalarType("bool"), self.scalar_binop(
+                    node, "==", *self.promote_float_literal(a, b, out, hint)).expr)
+            equal = self.and_(equal, pair)
+        if equal.kind == "const":
+            return Value("const", py=equal.py != negate)
+        return Value("scalar", ir.ScalarType("bool"), ir.Binary("==", equal.expr, ir.Lit("false"))) if negate else equal
 
     def tuple_binop(self, node: ast.BinOp, lhs: Value, rhs: Value) -> Value:
         """Tuple arithmetic as cuTile Python has it: `+` of two tuples joins them (their items may

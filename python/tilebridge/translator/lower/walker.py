@@ -19,29 +19,12 @@ from ...errors import TranslationError
 from .. import ir
 from ..rust_syntax import number_literal, rust_name
 from . import branches, early_returns, streams
-from .bindings import Binding, BranchScope, Value
+from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, carried_names, loop_assigned, with_article
 from .loop_split import split_loop
 from .ops import MOVES, OPS, lists, memory, public_names, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
-
-
-def translation_time(*values: Value) -> tuple | None:
-    """The Python objects that translation-time values stand for (numbers, statics such as enum
-    members or dataclass constants, tuples of those), as Python compares them; None where any is
-    known only at run time."""
-    def known(v: Value) -> Any:
-        if v.kind in ("const", "static"):
-            return v.py
-        if v.kind == "tuple":
-            return tuple(known(item) for item in v.py)
-        raise LookupError
-
-    try:
-        return tuple(known(v) for v in values)
-    except LookupError:
-        return None
 
 
 class Walker:
@@ -549,7 +532,7 @@ class Walker:
                     raise self.error(node, "tuples compare with == and != only, as in cuTile Python")
                 part = Value("const", py=COMPARISONS[type(op)](*known))  # numbers, enum members, tuples
             elif left.kind == right.kind == "tuple" and isinstance(op, (ast.Eq, ast.NotEq)):
-                part = self.tuples_equal(node, left, right, out, hint, negate=isinstance(op, ast.NotEq))
+                part = self.sem.tuples_equal(node, left, right, out, hint, negate=isinstance(op, ast.NotEq))
             elif "tile" in (left.kind, right.kind):
                 if len(node.ops) > 1:
                     raise self.error(node, "chained comparisons of tiles are not supported yet")
@@ -571,24 +554,6 @@ class Walker:
             left = right
         assert result is not None
         return result
-
-    def tuples_equal(self, node: ast.Compare, left: Value, right: Value, out: list[ir.Stmt], hint: str,
-                     negate: bool) -> Value:
-        """`==` (or, `negate`, `!=`) of two tuples of numbers and scalars, some known only at run
-        time: of different lengths, unequal; else every pair of items equal."""
-        if len(left.py) != len(right.py):
-            return Value("const", py=negate)
-        equal: Value = Value("const", py=True)
-        for a, b in zip(left.py, right.py):
-            if (known := translation_time(a, b)) is not None:
-                pair = Value("const", py=known[0] == known[1])
-            else:
-                pair = Value("scalar", ir.ScalarType("bool"), self.sem.scalar_binop(
-                    node, "==", *self.sem.promote_float_literal(a, b, out, hint)).expr)
-            equal = self.sem.and_(equal, pair)
-        if equal.kind == "const":
-            return Value("const", py=equal.py != negate)
-        return Value("scalar", ir.ScalarType("bool"), ir.Binary("==", equal.expr, ir.Lit("false"))) if negate else equal
 
     def tile_comparison(self, op: str, a: ir.Expr, b: ir.Expr, dtype: str) -> ir.Expr:
         """`a op b` of two tiles of `dtype`, as cuTile Python compares them: ordered but for `!=` of
