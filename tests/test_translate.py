@@ -420,3 +420,27 @@ def test_a_parameter_named_like_a_launcher_argument_is_refused(tmp_path):
     with pytest.raises(tb.TranslationError, match=r"named.py:5: kernel `scale` has a parameter named `after`, "
                                                   r"which its launcher takes for itself"):
         tb.translate(tmp_path / "named.py", runtime_path=RUNTIME_CRATE)
+
+
+def test_a_kernel_a_factory_makes_reads_what_it_closes_over(tmp_path):
+    """A kernel defined inside a function (a factory's, a test's) and the `ct.kernel(f)` call form:
+    the variables it closes over are read as cuTile Python reads them (compile-time values, here a
+    float); an error inside it names the column in the file, not in the dedented source."""
+    import importlib.util
+
+    source = tmp_path / "factory.py"
+    source.write_text("import cuda.tile as ct\n\n\ndef make(scale):\n    @ct.kernel\n"
+                      "    def scaled(x, y, T: ct.Constant[int]):\n"
+                      "        t = ct.load(x, index=(ct.bid(0),), shape=(T,))\n"
+                      "        ct.store(y, index=(ct.bid(0),), tile=t * scale)\n    return scaled\n\n\n"
+                      "def plain():\n    def body(x, y, T: ct.Constant[int]):\n"
+                      "        ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(T,)) + nope)\n"
+                      "    return ct.kernel(body)\n")
+    spec = importlib.util.spec_from_file_location("factory", source)
+    factory = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(factory)
+    crate = tb.translate(factory.make(0.5), runtime_path=RUNTIME_CRATE)
+    assert "0.5f32" in crate.files["src/tile_kernels.rs"]
+    with pytest.raises(tb.TranslationError) as info:
+        tb.translate(factory.plain(), runtime_path=RUNTIME_CRATE)
+    assert info.value.location == "factory.py:14:91" and "unknown name" in str(info.value)

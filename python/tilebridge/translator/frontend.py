@@ -143,6 +143,18 @@ def nested_kernels(path: str | Path) -> list[NestedKernel]:
     return list(found.values())
 
 
+def closure_values(func: Any) -> dict[str, Any]:
+    """The values of the variables a kernel closes over (one a factory function makes), which
+    cuTile Python reads as it reads the module's names; a variable not yet bound is left out."""
+    values = {}
+    for name, cell in zip(func.__code__.co_freevars, func.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:
+            continue
+    return values
+
+
 def load(kernel: Any) -> KernelSource:
     """Reads one kernel object's function source and AST, with file line numbers."""
     if not _is_kernel(kernel):
@@ -152,6 +164,11 @@ def load(kernel: Any) -> KernelSource:
     lines, first = inspect.getsourcelines(func)
     tree = ast.parse(textwrap.dedent("".join(lines)))
     ast.increment_lineno(tree, first - 1)
+    indent = len(lines[0]) - len(lines[0].lstrip())  # a kernel defined inside a function: its columns
+    for node in ast.walk(tree) if indent else ():
+        if hasattr(node, "col_offset"):
+            node.col_offset += indent
+            node.end_col_offset = node.end_col_offset + indent if node.end_col_offset is not None else None
     fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
     try:
         source_lines = Path(filename).read_text().splitlines()
@@ -162,7 +179,7 @@ def load(kernel: Any) -> KernelSource:
         func=fdef,
         filename=filename,
         source_lines=source_lines,
-        globals=func.__globals__,
+        globals={**func.__globals__, **closure_values(func)} if func.__closure__ else func.__globals__,
         options=kernel_hints(kernel),
         kernel=kernel,
     )
