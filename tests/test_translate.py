@@ -1,6 +1,5 @@
 """Translation without building: golden output, rustfmt-clean code, and clear errors."""
 
-import math
 import os
 import shutil
 import subprocess
