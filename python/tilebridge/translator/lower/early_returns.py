@@ -15,6 +15,7 @@ runs on each path, nothing more. A `return` inside a loop has no such form and i
 from __future__ import annotations
 
 import ast
+import copy
 
 RESULT = "returned"
 
@@ -55,8 +56,9 @@ def _assigning(stmts: list[ast.stmt]) -> list[ast.stmt]:
             return [*stmts[:i], ast.copy_location(ast.Assign(targets=[ast.Name(id=RESULT, ctx=ast.Store())],
                                                              value=value), st)]
         if isinstance(st, ast.If) and returns_in([st]):
-            rest = stmts[i + 1:]
-            branch = ast.If(test=st.test, body=_assigning([*st.body, *rest]), orelse=_assigning([*st.orelse, *rest]))
+            rest = stmts[i + 1:]  # on both paths: a copy on one, so that no node is in the tree twice
+            branch = ast.If(test=st.test, body=_assigning([*st.body, *rest]),
+                            orelse=_assigning([*st.orelse, *copy.deepcopy(rest)]))
             return [*stmts[:i], ast.copy_location(branch, st)]
     none = ast.Assign(targets=[ast.Name(id=RESULT, ctx=ast.Store())], value=ast.Constant(value=None))
     return [*stmts, ast.copy_location(none, stmts[-1]) if stmts else none]
