@@ -15,6 +15,7 @@ from tilebridge.builder import wheel as tbuild
 from tilebridge import toolchain
 from tilebridge.dtypes import ARRAY_DTYPES
 from tilebridge.metadata import ExtensionMetadata, ParamMetadata
+from tilebridge.translator import ir as tb_ir
 from tilebridge.verifier import coverage
 
 from conftest import EXAMPLES, REPO
@@ -1100,6 +1101,48 @@ def picked(x, y, limit: float, T: ct.Constant[int], TWICE: ct.Constant[bool]):
     (tmp_path / "bad.py").write_text(source.replace("    if twice:\n", "    for i in range(2):\n"))
     (bad,) = frontend.load_all(tmp_path / "bad.py")
     with pytest.raises(tb.TranslationError, match=re.escape("a `return` inside a loop of a helper (line 8)")):
+        lower_checked(bad, None, False, ())
+
+
+def test_raw_memory_as_cuTile_Python_makes_it(monkeypatch, tmp_path):
+    """`x.get_raw_memory()`'s `load_offset` (a mask, a padding, a scalar offset) and `store_offset`
+    (`lower.ops.raw_memory`): the offsets sign-extended to 64 bits and added to the base pointer,
+    one pointer load or store each, op for op as cuTile Python's Tile IR has them; through cubins.
+    An array reached only this way is taken as 1-D; no kernel of them is safe (raw offsets are the
+    kernel's promise)."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+
+@ct.kernel
+def raw_copy(x, y, T: ct.Constant[int]):
+    offs = ct.bid(0) * T + ct.arange(T, dtype=ct.int32)
+    t = x.get_raw_memory().load_offset(offs, mask=offs % 3 != 0, padding_value=-1.0)
+    y.get_raw_memory().store_offset(offs, t * 2)
+
+
+@ct.kernel
+def raw_scalar(x, y, n: int):
+    mem = y.get_raw_memory()
+    mem.store_offset(ct.bid(0), x.get_raw_memory().load_offset(n + 1), latency=2)
+"""
+    (tmp_path / "raw.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    ext = tb.build(tmp_path / "raw.py", quiet=True, cubins=True)
+    for src in frontend.load_all(tmp_path / "raw.py"):
+        (kir,) = lower_checked(src, None, False, ())
+        assert not kir.safety.safe and all(p.rank == 1 for p in kir.params if isinstance(p, tb_ir.ArrayParam))
+        spec = kir.compiled_at[0]
+        ours, _ = ext._compile_only(src.name, spec.generics, spec.strides, "sm_90")
+        theirs = coverage.python_tile_ir(src.kernel, spec)
+        for op, n in (("exti .* signed", 2), ("offset", 2), ("load_ptr_tko", 1), ("store_ptr_tko", 1)):
+            count = [len(re.findall(rf"= {op} |^\s*{op} ", text, re.M)) for text in (ours, theirs)]
+            assert count[0] == count[1] == n, (src.name, op, count)
+    (tmp_path / "bad.py").write_text(source.replace("load_offset(n + 1)", "load_offset(1.5)"))
+    bad = next(s for s in frontend.load_all(tmp_path / "bad.py") if s.name == "raw_scalar")
+    with pytest.raises(tb.TranslationError, match="an offset is an integer, or a tile of integers"):
         lower_checked(bad, None, False, ())
 
 

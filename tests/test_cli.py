@@ -76,7 +76,7 @@ def test_translate_with_dtypes_launches_and_lifted_gathers(tmp_path):
         assert proc.returncode == 0, proc.stderr
         printed[name] = proc.stdout
     # the safety report: which kernels are safe, and each unsafe block with its obligation
-    assert "safe (no unsafe block): 3 of 8 kernels (hinted_store, picked_planes, picked_rows)" in printed["rows"]
+    assert "safe (no unsafe block): 3 of 9 kernels (hinted_store, picked_planes, picked_rows)" in printed["rows"]
     assert ("row_gather: unsafe: gathers from 'x' with check_bounds decided at launch (obligation: where it is "
             "false, every index lies inside the array; the kernel keeps it" in printed["rows"])
     # a gather of whole tiles at the block's index: through pointers (the module's safe gather), or

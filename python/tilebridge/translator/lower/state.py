@@ -124,6 +124,7 @@ class KernelState:
         self.branch_conflicts: dict[str, str] = {}  # names an `if` could not carry past it, and why
         self.temps: set[str] = set()
         self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
+        self.raw_arrays: set[str] = set()  # arrays reached through `get_raw_memory()`
         self.pointer_tokens: set[str] = set()  # the token variables of arrays gathered and scattered
         # The type given to every name the source assigns, every expression and every mma's
         # accumulator, where the source has it (`observe`); `foreign` > 0 while a helper of another

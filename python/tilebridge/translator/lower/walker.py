@@ -22,7 +22,7 @@ from . import branches, early_returns, streams
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, carried_names, loop_assigned, with_article
 from .loop_split import split_loop
-from .ops import MOVES, OPS, lists, memory, public_names, tiles
+from .ops import MOVES, OPS, lists, memory, public_names, raw_memory, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
 
@@ -703,9 +703,12 @@ class Walker:
                     return memory.tiled_view(self, node, func.value)
                 if recv.kind == "view":
                     return memory.view_method(self, node, recv, func.attr, out, hint)
-            missing = {"slice": "a view of part of the array", "get_raw_memory": "loads and stores by element offset"}
-            if recv.kind == "array" and func.attr in missing:
-                raise self.error(node, f"the array method '{func.attr}' ({missing[func.attr]}) is not supported yet")
+                if recv.kind == "array" and func.attr == "get_raw_memory":
+                    return raw_memory.raw_memory(self, node, func.value, out)
+                if recv.kind == "raw":
+                    return raw_memory.raw_method(self, node, recv, func.attr, out, hint)
+            if recv.kind == "array" and func.attr == "slice":
+                raise self.error(node, "the array method 'slice' (a view of part of the array) is not supported yet")
             if recv.kind != "static":
                 raise self.error(node, f"method '{func.attr}' of {with_article(recv.kind)} is not supported")
             try:

@@ -101,7 +101,7 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     if unsafe is None:
         return _checked_gather(w, node, args, array, pad, indices, latency or 0, out, hint)
     shape, ptrs, mask = pointers(w, node, array, args, write=False, out=out, hint=hint, indices=indices)
-    padding = _gather_padding(w, node, pad, array, shape, out) if mask is not None else None
+    padding = gather_padding(w, node, pad, array, shape, out) if mask is not None else None
     w.state.unsafe(*unsafe)
     why = ("every lane's address lies inside `{a}`: lanes outside its shape are masked off" if mask else
            "the kernel promises, as cuTile Python's check_bounds=False does, that every index is inside `{a}`")
@@ -113,7 +113,7 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
         ptrs, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"), ir.Call("Some", (mask,)) if mask else
         ir.Lit("None"), ir.Call("Some", (padding,)) if padding is not None else ir.Lit("None"),
         ir.Call("Some", (token,)) if token else ir.Lit("None"),
-        _latency(w, node, args.get("latency"), latency))),
+        pointer_latency(w, node, args.get("latency"), latency))),
         reason=why.format(a=array.name) + ("; what this block reads, no other block writes, as cuTile Python "
                                            "requires" if w.state.read_and_written(array) else
                                            "; it is only read in this kernel"))
@@ -149,8 +149,8 @@ def _checked_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam,
     shape, items, _ = indices
     array.strided = True
     lanes = [_lane(w, node, item, shape, out).expr for item in items]
-    mask = _user_mask(w, args, shape, out)
-    padding = _gather_padding(w, node, pad, array, shape, out)
+    mask = user_mask(w, args, shape, out)
+    padding = gather_padding(w, node, pad, array, shape, out)
     gather = ir.Call(module_items.gather(len(items), len(shape), mask is not None, latency), (
         ir.Var(rust_name(array.name)), *(stride_param(array, a) for a in range(len(items) - 1)), *lanes,
         *([mask] if mask is not None else []), padding))
@@ -161,7 +161,7 @@ def _checked_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam,
     return Value("tile", tile_type, ir.Var(name))
 
 
-def _user_mask(w: Walker, args: dict, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr | None:
+def user_mask(w: Walker, args: dict, shape: tuple[ir.Dim, ...], out: list[ir.Stmt]) -> ir.Expr | None:
     """The `mask` of a gather/scatter, broadcast to the indices' shape; None without one."""
     if "mask" not in args:
         return None
@@ -184,7 +184,7 @@ def bind_loaded(w: Walker, tile_type: ir.TileType, access: ir.Expr, token: ir.Va
     return Value("tile", tile_type, ir.Var(name))
 
 
-def _gather_padding(w: Walker, node: ast.Call, pad: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...],
+def gather_padding(w: Walker, node: ast.Call, pad: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...],
                     out: list[ir.Stmt]) -> ir.Expr:
     """What a masked-off lane of a gather reads: a scalar for a 0-d gather, else a tile of its
     shape. Zero is a Tile IR constant (`E::ZERO`, the one constant cutile's ElementType names),
@@ -249,7 +249,7 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     store = ir.Unsafe(ir.Call("store_ptr_tko", (
         ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
         ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
-        _latency(w, node, args.get("latency"), latency_value(w, node, args.get("latency"), out)))),
+        pointer_latency(w, node, args.get("latency"), latency_value(w, node, args.get("latency"), out)))),
         reason=why + ", and blocks write disjoint elements, which cuTile Python leaves to the kernel too")
     if token:
         out.append(ir.Assign(token.name, store, w.state.line))
@@ -273,7 +273,7 @@ def lanes_inside(array: ir.ArrayParam, mask: ir.Expr | None) -> str:
                  f"`{array.name}`")
 
 
-def _latency(w: Walker, node: ast.Call, latency_node: ast.expr | None, latency: int | str | None) -> ir.Expr:
+def pointer_latency(w: Walker, node: ast.Call, latency_node: ast.expr | None, latency: int | str | None) -> ir.Expr:
     """The `Latency::<cycles>` argument of a pointer load or store (0: no hint), of the hint
     `latency_value` read from `latency_node`."""
     if latency is None and latency_node is not None:
@@ -363,9 +363,9 @@ def pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, wri
         off = Value("scalar", ir.ScalarType("bool"), ir.Binary("==", check.expr, ir.Lit("false")))
         unchecked = w.sem.splat(off, "bool", shape, out, "unchecked", node)
         mask = Value("tile", mask.type, ir.Binary("|", mask.expr, unchecked.expr))
-    if (user := _user_mask(w, args, shape, out)) is not None:
-        user_mask = Value("tile", ir.TileType("bool", shape), user)
-        mask = user_mask if mask is None else Value("tile", user_mask.type, ir.Binary("&", mask.expr, user))
+    if (user := user_mask(w, args, shape, out)) is not None:
+        given = Value("tile", ir.TileType("bool", shape), user)
+        mask = given if mask is None else Value("tile", given.type, ir.Binary("&", mask.expr, user))
     base: ir.Expr = ir.Method(ir.Var(x), "as_ptr")
     if write:
         base = ir.Call("cast_mut", (base,))
