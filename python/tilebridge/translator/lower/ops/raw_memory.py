@@ -48,6 +48,7 @@ def raw_method(w: Walker, node: ast.Call, raw: Value, name: str, out: list[ir.St
     elif not (offset.kind == "tile" and w.sem.integer(offset.dtype)):
         raise w.error(args["offset"], "an offset is an integer, or a tile of integers")
     shape = offset.shape
+    w.state.site(array, "stores" if write else "loads", ("pointers",), [offset])  # as a gather's or scatter's
     offsets = w.sem.convert(offset, "i64", out, "offset")
     x = rust_name(array.name)
     base: ir.Expr = ir.Method(ir.Var(x), "as_ptr")
