@@ -366,6 +366,22 @@ def pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, wri
     if (user := user_mask(w, args, shape, out)) is not None:
         given = Value("tile", ir.TileType("bool", shape), user)
         mask = given if mask is None else Value("tile", given.type, ir.Binary("&", mask.expr, user))
+    ptrs = base_pointers(w, array, shape, write, out)
+    if shape:
+        offsets = w.sem.bind_temp(out, f"{x}_offsets", ir.TileType("i32", shape), offsets.expr)
+        ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptrs.type, ir.Method(ptrs.expr, "offset_tile", (offsets.expr,)))
+    else:
+        ptrs = w.sem.bind_temp(out, f"{x}_ptr", ptrs.type, ir.Method(ptrs.expr, "offset", (
+            ir.Call("tile_to_scalar", (offsets.expr,)),)))
+    if mask is not None:
+        mask = w.sem.bind_temp(out, f"{x}_inside", ir.TileType("bool", shape), mask.expr)
+    return shape, ptrs.expr, mask.expr if mask is not None else None
+
+
+def base_pointers(w: Walker, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], write: bool, out: list[ir.Stmt]
+                  ) -> Value:
+    """`array`'s base pointer in every lane of a pointer tile of `shape` (mutable for a write)."""
+    x = rust_name(array.name)
     base: ir.Expr = ir.Method(ir.Var(x), "as_ptr")
     if write:
         base = ir.Call("cast_mut", (base,))
@@ -377,14 +393,7 @@ def pointers(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, *, wri
         if ones != shape:
             ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(shape),
                                    ir.Method(ptrs.expr, "broadcast", (ir.Shape(shape),)))
-        offsets = w.sem.bind_temp(out, f"{x}_offsets", ir.TileType("i32", shape), offsets.expr)
-        ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(shape), ir.Method(ptrs.expr, "offset_tile", (offsets.expr,)))
-    else:
-        ptrs = w.sem.bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Method(ptrs.expr, "offset", (
-            ir.Call("tile_to_scalar", (offsets.expr,)),)))
-    if mask is not None:
-        mask = w.sem.bind_temp(out, f"{x}_inside", ir.TileType("bool", shape), mask.expr)
-    return shape, ptrs.expr, mask.expr if mask is not None else None
+    return ptrs
 
 
 def _lifted_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Value, out, hint) -> Value | None:

@@ -15,7 +15,8 @@ from ... import ir, module_items
 from ...rust_syntax import rust_name
 from ..bindings import Value
 from .memory import array_arg, check_unchecked_output, latency_value
-from .pointers import as_scattered, bind_loaded, gather_padding, pointer_latency, pointer_token, user_mask
+from .pointers import (as_scattered, base_pointers, bind_loaded, gather_padding, pointer_latency, pointer_token,
+                       user_mask)
 
 if TYPE_CHECKING:
     from ..walker import Walker
@@ -51,18 +52,8 @@ def raw_method(w: Walker, node: ast.Call, raw: Value, name: str, out: list[ir.St
     w.state.site(array, "stores" if write else "loads", ("pointers",), [offset])  # as a gather's or scatter's
     offsets = w.sem.convert(offset, "i64", out, "offset")
     x = rust_name(array.name)
-    base: ir.Expr = ir.Method(ir.Var(x), "as_ptr")
-    if write:
-        base = ir.Call("cast_mut", (base,))
-    ptr_type = lambda s: ir.PointerTileType(f"${array.name}", s, mutable=write)  # noqa: E731
-    ptrs = w.sem.bind_temp(out, f"{x}_ptr", ptr_type(()), ir.Call("pointer_to_tile", (base,)))
-    if shape:
-        ones = (1,) * len(shape)
-        ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(ones), ir.Method(ptrs.expr, "reshape", (ir.Shape(ones),)))
-        if ones != shape:
-            ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(shape),
-                                   ir.Method(ptrs.expr, "broadcast", (ir.Shape(shape),)))
-    ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptr_type(shape), ir.Method(ptrs.expr, "offset_tile", (offsets.expr,)))
+    ptrs = base_pointers(w, array, shape, write, out)
+    ptrs = w.sem.bind_temp(out, f"{x}_ptrs", ptrs.type, ir.Method(ptrs.expr, "offset_tile", (offsets.expr,)))
     mask = user_mask(w, args, shape, out)
     latency = pointer_latency(w, node, args.get("latency"), latency_value(w, node, args.get("latency"), out))
     token = pointer_token(w.state, array, scatter=write)
