@@ -373,15 +373,7 @@ class Walker:
             out.append(streams.loop(stream, body, node.lineno))
             return
         if not stride:
-            loop = ir.For(var, start, stop, step, body, node.lineno)
-            if self.state.compile_time(start) and self.state.compile_time(stop) and not (
-                    isinstance(start, ir.Lit) and isinstance(stop, ir.Lit)):
-                # Bounds cutile knows when it compiles, from ct.Constant values: at a specialization
-                # where the range is empty, cutile's [start, stop - 1] bound is one Tile IR rejects.
-                # Under `if start < stop`, which cutile folds, such a loop is not compiled at all.
-                out.append(ir.IfElse(ir.Binary("<", start, stop), [loop], [], node.lineno))
-            else:
-                out.append(loop)
+            out.append(ir.For(var, start, stop, step, body, node.lineno))
             return
         counter = self.state.fresh(f"{var}_next")
         out.append(ir.Let(counter, ir.ScalarType("i32"), start, node.lineno, mutable=True))
