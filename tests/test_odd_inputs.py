@@ -32,9 +32,9 @@ CASES = {
     "empty_gather_index": ("import cuda.tile as ct\n@ct.kernel\ndef k(x, y):\n    t = ct.gather(x, ())\n"
                            "    ct.scatter(y, (), t)\n", r"empty_gather_index\.py:4:\d+: ct.gather and ct.scatter "
                                                         r"take one index per axis"),
-    "arange_int8": ("import cuda.tile as ct\n@ct.kernel\ndef k(x, TILE: ct.Constant[int]):\n"
-                    "    ct.store(x, index=(ct.bid(0),), tile=ct.arange(TILE, dtype=ct.int8))\n",
-                    r"arange_int8\.py:4:\d+: ct.arange of dtype i8 is not supported yet"),
+    "arange_bool": ("import cuda.tile as ct\n@ct.kernel\ndef k(x, TILE: ct.Constant[int]):\n"
+                    "    ct.store(x, index=(ct.bid(0),), tile=ct.arange(TILE, dtype=ct.bool_))\n",
+                    r"arange_bool\.py:4:\d+: ct.arange of dtype bool is not supported yet"),
     "unregistered_op": ("import cuda.tile as ct\n@ct.kernel\ndef k(x, TILE: ct.Constant[int]):\n"
                         "    t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n    ct.no_such_op(t)\n",
                         r"unregistered_op\.py:5:\d+: unknown"),
