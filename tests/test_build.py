@@ -1169,3 +1169,55 @@ def test_tile_shapes_computed_from_constants(monkeypatch):
         ext.product_tiles((8,), FakeCudaArray((4096,)), FakeCudaArray((4096,), ptr=0x7100_0000), T=64, K=0)
     with pytest.raises(tb.DeviceError):  # past every check
         ext.swap_halves((8,), x, y, N=64)
+
+
+def test_tests_of_dtypes_are_decided_per_launch(monkeypatch, tmp_path):
+    """`if x.dtype == ct.float16`, `x.dtype == y.dtype`, a promotion's dtype, under `and`/`not`
+    and in `ct.static_assert`: each a `bool` const generic the launcher computes from the dtypes it
+    dispatches (`lower.dtype_tests`), typed as cuTile Python types each specialization and through
+    cubins with the tests true and false; a name whose dtype differs by branch is not converted
+    (that would compute a bf16 tile in f32) but translated down each path. A failing
+    static_assert on dtypes is refused at launch, naming it."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+
+@ct.kernel
+def branchy(x, w, y, T: ct.Constant[int]):
+    ct.static_assert(x.dtype != ct.float64, "no f64")
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    if x.dtype == ct.float16:
+        t = t * 2
+    if x.dtype == y.dtype and not x.dtype == ct.float32:
+        t = t - 3
+    if (t * ct.load(w, index=(ct.bid(0),), shape=(T,))).dtype != ct.float32:
+        u = t.astype(ct.float32)
+    else:
+        u = t
+    ct.store(y, index=(ct.bid(0),), tile=(u * 0.5).astype(y.dtype))
+"""
+    (tmp_path / "branchy.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    dtypes = {"x": ["f16", "f32", "bf16", "f64"], "w": ["f16", "f32"], "y": ["f16", "f32"]}
+    ext = tb.build(tmp_path / "branchy.py", quiet=True, cubins=True, dtypes=dtypes)
+    (src,) = frontend.load_all(tmp_path / "branchy.py")
+    (kir,) = lower_checked(src, dtypes, False, ())
+    flags = [f.rust_name for f in kir.dtype_flags]
+    assert flags == ["X_IS_F64", "X_IS_F16", "X_SAME_DTYPE_AS_Y", "X_IS_F32", "PROMOTED_IS_F32"], flags
+    taken = {tuple(s.generics[-len(flags):]) for s in kir.compiled_at}
+    for i in range(1, len(flags)):  # compiled where each test is true and where it is false
+        assert {t[i] for t in taken} == {"true", "false"}, (flags[i], taken)
+    generated = tb.translate(tmp_path / "branchy.py", dtypes=dtypes, runtime_path=tbuild.RUNTIME_CRATE)
+    body = generated.files["src/tile_kernels.rs"]
+    assert "if X_IS_F16 {" in body and "if PROMOTED_IS_F32 == false {" in body, body
+    assert "convert_tile(u)" not in body and body.count("let u: Tile<") == 2, body  # one `u` per path
+    with pytest.raises(ValueError, match=re.escape("ct.static_assert fails at branchy.py:7: x.dtype != ct.float64")):
+        ext.branchy((1,), FakeCudaArray((64,), "<f8"), FakeCudaArray((64,), "<f4", ptr=0x7100_0000),
+                    FakeCudaArray((64,), "<f4", ptr=0x7200_0000), T=64)
+    (tmp_path / "bad.py").write_text(source.replace("    if x.dtype == ct.float16:\n",
+                                                    "    if (ct.float32 if x.dtype == ct.float16 else x.dtype) == w.dtype:\n"))
+    (bad,) = frontend.load_all(tmp_path / "bad.py")
+    with pytest.raises(tb.TranslationError, match="comparing a dtype chosen by a test of dtypes is not supported"):
+        lower_checked(bad, dtypes, False, ())

@@ -374,6 +374,21 @@ class DerivedDType:
 
 
 @dataclass
+class DTypeFlag:
+    """A test of an array's dtype that an `if` reads (`if A.dtype == ct.float16:`): one more `bool`
+    const generic, which the launcher computes from the dtypes it dispatches; cutile folds the
+    branch, as cuTile Python compiles only the one its specialization takes."""
+
+    rust_name: str
+    of: str  # the rust_name of the DTypeClass tested, or a dtype where the kernel fixed it
+    equals: str  # a cutile dtype name, or another DTypeClass's rust_name
+
+    def at(self, bound: dict[str, str]) -> bool:
+        """Its value where the type parameters have the dtypes `bound` gives."""
+        return bound.get(self.of, self.of) == bound.get(self.equals, self.equals)
+
+
+@dataclass
 class PromotedDType:
     """The dtype cuTile Python computes in where tiles of several dtype classes meet (`x * w` of an
     f16 `x` and an f32 `w` is f32): one more Rust type parameter, which the launcher binds to the
@@ -463,6 +478,7 @@ class KernelIR:
     # generic (name, its value as an expression over the constants, the Python it came from), after
     # every other generic, which the launcher computes from the constants it is given.
     shape_consts: list[tuple[str, "Expr", str]] = field(default_factory=list)
+    dtype_flags: list[DTypeFlag] = field(default_factory=list)  # `bool` generics after all others
     refusals: list[str] = field(default_factory=list)  # those branches, for the coverage report
     # The dtype of each class (in order) for every launcher variant, where recorded launches chose
     # them (`launches.cover`); None: every combination of the classes' allowed dtypes.

@@ -305,6 +305,7 @@ def _compare(kir: ir.KernelIR, src: KernelSource, spec: specializations.Speciali
     consts = {p.name: value for p, (kind, value, *_) in zip(kir.params, spec.signature)
               if isinstance(p, ir.ConstParam)}
     values = {rust_name(name): value for name, value in consts.items()}
+    values.update({f.rust_name: f.at(bound) for f in kir.dtype_flags})
     i64_arrays = any(kind in ("array", "list") and dtype == "i64" for kind, dtype, *_ in spec.signature)
     here = Path(src.filename).resolve()
     files: dict[str | None, bool] = {}

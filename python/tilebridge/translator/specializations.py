@@ -151,6 +151,7 @@ def specialization(kir, args: dict[str, tuple]) -> Specialization:
     consts += [str(ir.float_bits(args[p.name][1])) for p in kir.float_consts]
     values = {rust_name(c.name): args[c.name][1] for c in kir.consts}
     consts += [str(evaluate(expr, values)) for _, expr, _ in kir.shape_consts]
+    consts += [str(f.at(bound)).lower() for f in kir.dtype_flags]
     return Specialization(list(bound.values()) + consts,
                           # A list's own tensor is its table, whose rows are contiguous.
                           [(a.name, [-1, 1] if a.listed else args[a.name][2]) for a in kir.arrays],

@@ -86,6 +86,7 @@ def entry(kernel: ir.KernelIR) -> dict:
     generics += [f"const {d}: i32" for p in kernel.arrays if p.listed for d in ir.list_divisors(p)]
     generics += [f"const {rust_name(p.name)}_BITS: i32" for p in kernel.float_consts]
     generics += [f"const {name}: i32" for name, _, _ in kernel.shape_consts]
+    generics += [f"const {f.rust_name}: bool" for f in kernel.dtype_flags]
     params = []
     for p in kernel.runtime_params:
         if isinstance(p, ir.ArrayParam):

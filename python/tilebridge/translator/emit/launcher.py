@@ -97,6 +97,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
     # tile dimensions computed from the constants (divisors checked positive above; each checked a
     # positive power of two below, where the kernel takes the branch that uses it)
     checks += [f"let {name}: i32 = {rust_expr(expr)}; // {text}" for name, expr, text in kernel.shape_consts]
+    checks += [f"let {f.rust_name}: bool = {_dtype_test(kernel, f)};" for f in kernel.dtype_flags]
     for cond, why in kernel.launch_checks:
         message = json.dumps(f"kernel `{shown}`: {why}")
         checks.append(f"if !({rust_expr(cond)}) {{ return Err(tilebridge_runtime::error::argument({message})); }}")
@@ -226,6 +227,14 @@ def _classes(kernel: ir.KernelIR, names: list[str]) -> list[str]:
     return [n for n in dict.fromkeys(names) if n in known]
 
 
+def _dtype_test(kernel: ir.KernelIR, flag: ir.DTypeFlag) -> str:
+    """`if A.dtype == ...` as the launcher decides it, from the dtypes it dispatches."""
+    classes = {c.rust_name for c in kernel.dtype_classes} | {p.rust_name for p in kernel.promoted}
+    if flag.of == flag.equals or not {flag.of, flag.equals} & classes:
+        return str(flag.of == flag.equals).lower()  # the kernel fixed them
+    return " == ".join(f"{d.lower()}.as_str()" if d in classes else json.dumps(d) for d in (flag.of, flag.equals))
+
+
 def _first_arrays(kernel: ir.KernelIR, names: list[str]) -> list[str]:
     """The first array of each dtype class among `names`, and each concrete dtype as itself."""
     by_name = {c.rust_name: c for c in kernel.dtype_classes}
@@ -286,6 +295,7 @@ def submission(kernel: ir.KernelIR) -> dict:
                      for i in range(len(ir.list_divisors(p)))]
     generics += [f"Generic::Int({rust_name(p.name)}.to_bits() as i32 as i64)" for p in kernel.float_consts]
     generics += [f"Generic::Int({name} as i64)" for name, _, _ in kernel.shape_consts]
+    generics += [f"Generic::Bool({f.rust_name})" for f in kernel.dtype_flags]
     return {"entry": f"{kernel.name}_entry", "prepare": prepare, "generics": generics, "params": args}
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
     """Translates an `if`; True where `rest`, the statements after it in its block, went into
     its branches (see `_paths`)."""
-    cond = w.expr(node.test, out, hint="cond")
+    cond = w.sem.as_condition(w.expr(node.test, out, hint="cond"))
     if cond.kind == "tile" and cond.shape == () and w.state.union.find(cond.dtype) == "bool":  # a 0-d tile
         cond = w.sem.scalar_of(cond, out, "cond")
     if cond.kind == "scalar" and cond.dtype in ("i32", "i64"):  # `if FLAG:` on an int, as Python reads it
@@ -41,7 +41,10 @@ def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) 
     mark = w.checkpoint(out)
     try:
         branches, scopes = lower_branches(w, cond, [node.body, node.orelse])
-        unmerged: dict[str, str] | None = merge_branches(w, node, scopes, branches, out)
+        # Under a test of dtypes, an array's dtype in one branch is not what it is in the other:
+        # a name whose dtype differs by branch goes on down each path, never converted.
+        on_dtypes = any(v.name in w.state.dtype_flags for v in ir.variables(cond.expr))
+        unmerged: dict[str, str] | None = merge_branches(w, node, scopes, branches, out, convert=not on_dtypes)
     except TranslationError:
         if not w.state.on_constants(cond.expr):
             raise
@@ -142,11 +145,12 @@ def branch_rebinds(w: Walker, prev: Binding | None) -> bool:
 
 
 def merge_branches(w: Walker, node: ast.If, scopes: list[BranchScope], branches: list[list[ir.Stmt]],
-                    out: list[ir.Stmt]) -> dict[str, str]:
+                    out: list[ir.Stmt], convert: bool = True) -> dict[str, str]:
     """Makes what the branches bound visible after the `if`, as Python sees it. A name a branch
     rebinds to a value of its outer type is assigned back to the outer variable; a name only
     one branch rebinds keeps its outer value in the other. Returns the names left unmerged,
-    with why."""
+    with why (with `convert`, also tiles an array's dtype in one branch and a dtype in the
+    other, which `Semantics.common_branch_dtype` converts)."""
     for i, items in enumerate([list(scope.items()) for scope in scopes]):
         for name, b in items:
             outer = w.lookup(name)
@@ -160,11 +164,11 @@ def merge_branches(w: Walker, node: ast.If, scopes: list[BranchScope], branches:
                 del scopes[i][name]
             elif name not in scopes[1 - i]:
                 scopes[1 - i][name] = outer  # the other branch leaves it as it was
-    return hoist_branch_names(w, node, scopes, branches, out)
+    return hoist_branch_names(w, node, scopes, branches, out, convert)
 
 
 def hoist_branch_names(w: Walker, node: ast.If, scopes: list[BranchScope], branches: list[list[ir.Stmt]],
-                        out: list[ir.Stmt]) -> dict[str, str]:
+                        out: list[ir.Stmt], convert: bool) -> dict[str, str]:
     """A name both branches bind once, to values of one type, lives on after the `if` in Python:
     declare it before (`let mut`, a zero), and make the branches assign it. Returns the names
     that could not live on this way, with why."""
@@ -198,7 +202,7 @@ def hoist_branch_names(w: Walker, node: ast.If, scopes: list[BranchScope], branc
         if not all(let in branch for let, branch in zip(lets, branches)):
             unmerged[name] = why
             continue  # bound inside a nested block of the branch
-        converted = w.sem.common_branch_dtype(first.val.type, second.val.type)
+        converted = w.sem.common_branch_dtype(first.val.type, second.val.type) if convert else None
         if first.val.type != second.val.type and converted is None:
             unmerged[name] = why
             continue

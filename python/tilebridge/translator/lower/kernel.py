@@ -92,6 +92,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
         same_promotions=same,
         launch_checks=list(w.state.launch_checks),
         shape_consts=[(name, expr, text) for name, (expr, text) in w.state.shape_consts.items()],
+        dtype_flags=[ir.DTypeFlag(name, names[of], names[equals]) for name, (of, equals) in w.state.dtype_flags.items()],
         refusals=list(w.state.refusals),
         in_place=in_place_pairs(w.state),
         typed=[replace(t, type=resolve_type(t.type, names)) for t in w.state.typed],

@@ -13,6 +13,7 @@ from ...dtypes import COMPUTED_ARRAY_DTYPES, FLOAT_RANK
 from .. import ir
 from ..rust_syntax import float_literal, int_literal, number_literal, rust_name
 from .bindings import Binding, Value, translation_time
+from .dtype_tests import DTypeTests
 from .facts import fold, show_type, with_article
 from .integers import Integers
 from .promotions import Promotions
@@ -23,7 +24,7 @@ RUST_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.F
                   ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 
 
-class Semantics(Promotions, Integers):
+class Semantics(Promotions, Integers, DTypeTests):
     """The typing rules of one kernel's lowering (its dtype classes and facts live in `state`)."""
 
     def __init__(self, state: KernelState):
@@ -121,41 +122,6 @@ class Semantics(Promotions, Integers):
                     self.state.union.find(b.dtype) in ("i32", "i64") and \
                     (isinstance(op, (ast.Eq, ast.NotEq)) or b.kind == "scalar"):
                 self.integer(a.dtype)
-
-    def dtype_test(self, node: ast.AST, a: Value, b: Value, negate: bool) -> Value:
-        """`A.dtype == ct.float32`: a constant where both dtypes are known, else a test of the
-        dtype the launcher binds, which only a conditional expression choosing a dtype may use."""
-        ra, rb = self.state.union.find(a.py), self.state.union.find(b.py)
-        generic = [r for r in (ra, rb) if r.startswith("$")]
-        if not generic:
-            return Value("const", py=(ra == rb) != negate)
-        if len(generic) == 2:
-            if ra == rb:
-                return Value("const", py=not negate)
-            raise self.error(node, "comparing the dtypes of two arrays is not supported yet")
-        concrete = rb if ra.startswith("$") else ra
-        return Value("dtype_test", py=(generic[0], concrete, negate))
-
-    def derived_dtype(self, node: ast.IfExp, test: Value, then: Value, other: Value) -> Value:
-        """`X if A.dtype == d else Y` over dtypes: a dtype the launcher picks from A's."""
-        if then.kind != "dtype" or other.kind != "dtype":
-            raise self.error(node, "a test of an array's dtype can only choose between dtypes here")
-        cls, when, negate = test.py
-        if negate:
-            then, other = other, then
-        return Value("dtype", py=self.derive(cls, when, self.state.union.find(then.py),
-                                             self.state.union.find(other.py)))
-
-    def derive(self, cls: str, when: str, then: str, other: str) -> str:
-        """The name (`@n`) of a dtype the launcher picks from the dtype class `cls`: `then` where it
-        is `when`, else `other`; one per distinct choice."""
-        key = (cls, when, then, other)
-        for name, k in self.state.derived.items():
-            if k == key:
-                return name
-        name = f"@{len(self.state.derived)}"
-        self.state.derived[name] = key
-        return name
 
     def and_(self, a: Value, b: Value, op: str = "&&") -> Value:
         if a.kind == "const":
@@ -701,6 +667,7 @@ class Semantics(Promotions, Integers):
         if isinstance(node.op, ast.UAdd):
             return val
         if isinstance(node.op, ast.Not):
+            val = self.as_condition(val)
             if val.kind == "const":
                 return Value("const", py=not val.py)
             if val.kind == "scalar" and val.dtype == "bool":  # the DSL has no unary `!`

@@ -41,7 +41,7 @@ class Frame:
 # restored whole, and lists that only grow (cut back to their length).
 RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "promoted",
             "promoted_stores", "partitions", "mutable_views", "branch_conflicts", "sites", "site_steps",
-            "pointer_tokens", "computed_seen", "narrowed", "shape_consts")
+            "pointer_tokens", "computed_seen", "narrowed", "shape_consts", "dtype_flags")
 GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses", "typed")
 
 
@@ -116,6 +116,9 @@ class KernelState:
         self.scalar_defs: dict[str, ir.Expr] = {}  # a scalar `let` (not loop-carried) -> its value
         # tile dimensions computed from ct.Constant values: generic name -> (value, Python text)
         self.shape_consts: dict[str, tuple[ir.Expr, str]] = {}
+        # tests of arrays' dtypes an `if` or `and`/`or` reads: const generic name -> (the array's dtype
+        # class, the dtype or other class it is compared with), each a bool the launcher computes
+        self.dtype_flags: dict[str, tuple[str, str]] = {}
         self.temp_defs: dict[str, ir.Expr] = {}  # a temporary -> its value (bound once, never reassigned)
         # What a branch knows of ct.Constant values: conditions on them (-> bool), and values
         # (`ir.Var` of the constant -> int) where a condition says `N == 1` or `N != 1` is false.
@@ -344,8 +347,9 @@ class KernelState:
         return None
 
     def on_constants(self, expr: ir.Expr) -> bool:
-        """Whether `expr` is made of literals and ct.Constant parameters only."""
-        consts = {rust_name(c.name) for c in self.params if isinstance(c, ir.ConstParam)}
+        """Whether `expr` is made of literals, ct.Constant parameters and tests of arrays' dtypes
+        only: what cutile knows when it compiles, and the launcher before it launches."""
+        consts = {rust_name(c.name) for c in self.params if isinstance(c, ir.ConstParam)} | self.dtype_flags.keys()
         if isinstance(expr, ir.Lit):
             return True
         if isinstance(expr, ir.Var):

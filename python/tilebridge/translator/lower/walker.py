@@ -578,7 +578,7 @@ class Walker:
 
     def boolop(self, node: ast.BoolOp, out: list[ir.Stmt], hint: str) -> Value:
         op = "&&" if isinstance(node.op, ast.And) else "||"
-        vals = [self.expr(v, out, hint) for v in node.values]
+        vals = [self.sem.as_condition(self.expr(v, out, hint)) for v in node.values]
         for v, n in zip(vals, node.values):
             if v.kind not in ("const", "scalar") or (v.kind == "scalar" and v.dtype != "bool"):
                 raise self.error(n, "`and`/`or` take bools or comparisons here")
@@ -594,8 +594,9 @@ class Walker:
         self.state.guarded += 1
         a, b = self.expr(node.body, out, hint), self.expr(node.orelse, out, hint)
         self.state.guarded -= 1
-        if cond.kind == "dtype_test":
+        if cond.kind == "dtype_test" and "dtype" in (a.kind, b.kind):
             return self.sem.derived_dtype(node, cond, a, b)
+        cond = self.sem.as_condition(cond)
         if cond.kind != "scalar" or "tile" in (a.kind, b.kind):
             raise self.error(node, "a conditional expression must choose between scalars here")
         dtype = a.dtype if a.kind == "scalar" else b.dtype if b.kind == "scalar" else None

@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 @ct_op("static_assert")
 def ct_static_assert(w: Walker, node: ast.Call, out, hint) -> Value:
     """Decided here where the condition is known, else checked by the launcher (it is made of
-    ct.Constant values, which the launcher has before it compiles anything)."""
+    ct.Constant values and tests of arrays' dtypes, which the launcher has before it compiles
+    anything)."""
     args = w.call_args(node, ["condition", "message"], 1)
-    cond = w.expr(args["condition"], out)
+    cond = w.sem.as_condition(w.expr(args["condition"], out))
     try:
         message = str(w.eval_static(args["message"])) if "message" in args else "static_assert failed"
     except Exception:  # e.g. an f-string of the constants
@@ -32,7 +33,7 @@ def ct_static_assert(w: Walker, node: ast.Call, out, hint) -> Value:
             raise w.error(node, f"ct.static_assert fails: {message}")
         return Value("const", py=None)
     if cond.kind != "scalar" or cond.dtype != "bool" or not w.state.compile_time(cond.expr):
-        raise w.error(node, "ct.static_assert needs a condition made of ct.Constant values")
+        raise w.error(node, "ct.static_assert needs a condition made of ct.Constant values and dtypes")
     if not w.state.on_constants(cond.expr):
         # The launcher evaluates the condition: it has the constants, not what the kernel computes.
         raise w.error(node, "ct.static_assert of this condition is not supported yet: the launcher checks "
