@@ -1172,12 +1172,13 @@ def test_tile_shapes_computed_from_constants(monkeypatch):
 
 
 def test_tests_of_dtypes_are_decided_per_launch(monkeypatch, tmp_path):
-    """`if x.dtype == ct.float16`, `x.dtype == y.dtype`, a promotion's dtype, under `and`/`not`
-    and in `ct.static_assert`: each a `bool` const generic the launcher computes from the dtypes it
+    """`if x.dtype == ct.float16`, `x.dtype == y.dtype`, a promotion's dtype (also choosing a
+    dtype), under `and`/`not` and in `ct.static_assert`: each a `bool` const generic the launcher computes from the dtypes it
     dispatches (`lower.dtype_tests`), typed as cuTile Python types each specialization and through
     cubins with the tests true and false; a name whose dtype differs by branch is not converted
     (that would compute a bf16 tile in f32) but translated down each path. A failing
-    static_assert on dtypes is refused at launch, naming it."""
+    static_assert on dtypes is refused at launch, naming it; what is not supported yet is refused
+    with the reason."""
     from tilebridge.translator import frontend, lower_checked
 
     source = """
@@ -1192,11 +1193,13 @@ def branchy(x, w, y, T: ct.Constant[int]):
         t = t * 2
     if x.dtype == y.dtype and not x.dtype == ct.float32:
         t = t - 3
-    if (t * ct.load(w, index=(ct.bid(0),), shape=(T,))).dtype != ct.float32:
+    p = t * ct.load(w, index=(ct.bid(0),), shape=(T,))
+    if p.dtype != ct.float32:
         u = t.astype(ct.float32)
     else:
         u = t
-    ct.store(y, index=(ct.bid(0),), tile=(u * 0.5).astype(y.dtype))
+    v = (u * 0.5).astype(ct.float16 if p.dtype == ct.float32 else y.dtype)
+    ct.store(y, index=(ct.bid(0),), tile=v.astype(y.dtype))
 """
     (tmp_path / "branchy.py").write_text(source)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
@@ -1213,11 +1216,17 @@ def branchy(x, w, y, T: ct.Constant[int]):
     body = generated.files["src/tile_kernels.rs"]
     assert "if X_IS_F16 {" in body and "if PROMOTED_IS_F32 == false {" in body, body
     assert "convert_tile(u)" not in body and body.count("let u: Tile<") == 2, body  # one `u` per path
+    # a dtype chosen by a promotion's (a constant, the `else`, before 92937cb)
+    assert 'Generic::Name(ifpt.as_str()=="f32"{"f16"}else{e2.as_str()})' in re.sub(r"\s", "", generated.files["src/lib.rs"])
     with pytest.raises(ValueError, match=re.escape("ct.static_assert fails at branchy.py:7: x.dtype != ct.float64")):
         ext.branchy((1,), FakeCudaArray((64,), "<f8"), FakeCudaArray((64,), "<f4", ptr=0x7100_0000),
                     FakeCudaArray((64,), "<f4", ptr=0x7200_0000), T=64)
-    (tmp_path / "bad.py").write_text(source.replace("    if x.dtype == ct.float16:\n",
-                                                    "    if (ct.float32 if x.dtype == ct.float16 else x.dtype) == w.dtype:\n"))
-    (bad,) = frontend.load_all(tmp_path / "bad.py")
-    with pytest.raises(tb.TranslationError, match="comparing a dtype chosen by a test of dtypes is not supported"):
-        lower_checked(bad, dtypes, False, ())
+    for old, new, why in (
+            ("    if x.dtype == ct.float16:\n", "    if (ct.float32 if x.dtype == ct.float16 else x.dtype) == w.dtype:\n",
+             "comparing a dtype chosen by a test of dtypes is not supported yet"),
+            ("tile=v.astype(y.dtype))", "tile=v)", "storing a tile whose dtype a test of dtypes chooses into 'y' is not "
+                                              "supported yet: cast it first (`.astype(y.dtype)`)")):
+        (tmp_path / "bad.py").write_text(source.replace(old, new))
+        (bad,) = frontend.load_all(tmp_path / "bad.py")
+        with pytest.raises(tb.TranslationError, match=re.escape(why)):
+            lower_checked(bad, dtypes, False, ())

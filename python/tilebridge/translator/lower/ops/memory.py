@@ -267,7 +267,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         if tile.kind != "tile" or len(index) != len(tile.shape):
             raise w.error(node, "the index and the tile of ct.store differ in rank")
         set_rank(w.state, array, len(index), node)
-        tile = as_array_dtype(w, tile, array, out)
+        tile = as_array_dtype(w, tile, array, out, node)
         latency, tma = hints
         own = _own_tile(w.state, array, index, tile.shape)
         if isinstance(latency, str) and not isinstance(own, str):
@@ -338,7 +338,7 @@ def store_tile(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayPa
         raise w.error(tile_node, "ct.store of a scalar is not supported yet; store a tile")
     if len(index) != len(tile.shape):
         raise w.error(node, "the index and the tile of ct.store differ in rank")
-    tile = as_array_dtype(w, tile, array, out)
+    tile = as_array_dtype(w, tile, array, out, node)
     set_rank(w.state, array, len(index), node)
     minted = streams.claim(w, array, index)
     if minted is not None:  # `y.store(tile, idx)` with the index the loop's `iter_indices` mints
@@ -502,7 +502,8 @@ def _own_tile(state: KernelState, array: ir.ArrayParam, index: list[Value], shap
     return ir.BlockView(dims, tuple(p for _, p in groups)), tile
 
 
-def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.Stmt]) -> Value:
+def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.Stmt],
+                   node: ast.AST | None = None) -> Value:
     """`tile` as a tile of `array`'s dtype: cuTile Python casts what it stores implicitly. Two
     arrays' dtypes that meet here are tied together instead (the launcher requires them equal),
     and an array that receives a promotion of arrays' dtypes is of that dtype at launch (the
@@ -518,6 +519,10 @@ def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.St
     if td.startswith("$"):
         w.state.union.union(f"${array.name}", td)
         return tile
+    if td.startswith("@"):
+        raise w.error(node or w.state.src.func, f"storing a tile whose dtype a test of dtypes chooses into "
+                                                f"'{array.name}' is not supported yet: cast it first "
+                                                f"(`.astype({array.name}.dtype)`)")
     if td in w.state.promoted:
         w.state.promoted_stores.append((f"${array.name}", td))
         w.sem.computes_with_dtype(f"${array.name}")  # its dtype takes part in the promotion

@@ -262,7 +262,7 @@ def as_scattered(w: Walker, node: ast.AST, value: Value, array: ir.ArrayParam, s
     """What a scatter (or an atomic) writes at each address: a tile cast to the array's dtype and
     broadcast to the addresses' shape, or a number or scalar splat to it."""
     if value.kind == "tile":
-        return w.sem.broadcast(as_array_dtype(w, value, array, out), shape, out, hint)
+        return w.sem.broadcast(as_array_dtype(w, value, array, out, node), shape, out, hint)
     return w.sem.splat(value, f"${array.name}", shape, out, hint, node)
 
 
