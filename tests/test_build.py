@@ -1230,3 +1230,19 @@ def branchy(x, w, y, T: ct.Constant[int]):
         (bad,) = frontend.load_all(tmp_path / "bad.py")
         with pytest.raises(tb.TranslationError, match=re.escape(why)):
             lower_checked(bad, dtypes, False, ())
+
+
+def test_item_of_a_tile_of_an_arrays_dtype(monkeypatch):
+    """`.item()` of a tile of an array's dtype is a 0-d tile of it (Rust has no scalar of a type
+    parameter; cuTile Python's scalars are 0-d tiles), in a condition and in arithmetic, typed as
+    cuTile Python types it at each dtype and through cubins; an index array's stays an i32."""
+    from tilebridge.translator import frontend, lower_checked
+
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    fixture = REPO / "tests" / "fixtures" / "language.py"
+    (src,) = [s for s in frontend.load_all(fixture) if s.name == "scaled_by_first"]
+    (kir,) = lower_checked(src, None, False, ())
+    assert {s.generics[0] for s in kir.compiled_at} == {"f32", "f16", "bf16"}, kir.compiled_at
+    body = tb.translate(src.kernel, runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    assert "let first: Tile<E0, { [] }> = first_2.reshape(const_shape![]);" in body, body
+    tb.build(src.kernel, module="item_rs", quiet=True, cubins=True)  # every one of them, or raises

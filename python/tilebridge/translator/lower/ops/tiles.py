@@ -9,7 +9,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from ... import ir, module_items
-from ....dtypes import FLOAT_RANK
+from ....dtypes import DTYPES, FLOAT_RANK
 from ...rust_syntax import float_literal
 from ..bindings import Binding, Value
 from ..facts import fold
@@ -198,10 +198,11 @@ def tile_method(w: Walker, node: ast.Call, recv: Value, name: str, out, hint) ->
             raise w.error(node, ".item() needs a tile of one element")
         if w.sem.index_class(recv.dtype):  # an index array's value, as the kernel's integers
             recv = w.sem.convert(recv, "i32", out, hint)
-        dtype = w.state.union.find(recv.dtype)
-        if dtype.startswith("$") and not w.state.survey:
-            raise w.error(node, ".item() of a tile of an array's dtype is not supported yet; cast it first")
         scalar = w.sem.reshaped(recv, (), out, hint)
+        if w.state.union.find(recv.dtype) not in DTYPES and not w.state.survey:
+            # of an array's dtype (the survey has seen whether the kernel uses it as an integer):
+            # a 0-d tile, as cuTile Python's scalars are; Rust has no scalar of a type parameter
+            return scalar
         return w.sem.scalar_of(scalar, out, hint)
     if name in TILE_METHODS:
         # `t.permute(axes)` is `ct.permute(t, axes)`: the receiver, bound to a name, goes first.
