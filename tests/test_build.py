@@ -1246,3 +1246,40 @@ def test_item_of_a_tile_of_an_arrays_dtype(monkeypatch):
     body = tb.translate(src.kernel, runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
     assert "let first: Tile<E0, { [] }> = first_2.reshape(const_shape![]);" in body, body
     tb.build(src.kernel, module="item_rs", quiet=True, cubins=True)  # every one of them, or raises
+
+
+def test_a_condition_decides_its_opposite_and_scatters_keep_their_rank(monkeypatch, tmp_path):
+    """Under `if W != 1`, a later `if W == 1` is decided (`branches.assume`): TileGym's layer_norm
+    reshapes its statistics under one and reads them under the other, and the launcher refused
+    W == 1 for the branch it could not type. A scatter of a tile of more axes than its indices
+    (cuTile Python rejects it) is refused, not broadcast into Rust that does not compile."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+
+@ct.kernel
+def regrouped(x, y, W: ct.Constant[int], T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    if W != 1:
+        t = ct.reshape(t, (1, T))
+    if W == 1:
+        ct.store(y, index=(ct.bid(0),), tile=t)
+    else:
+        ct.store(y, index=(ct.bid(0),), tile=ct.reshape(t, (T,)) * 2)
+"""
+    (tmp_path / "regrouped.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    (src,) = frontend.load_all(tmp_path / "regrouped.py")
+    (kir,) = lower_checked(src, None, False, ())
+    assert not kir.refusals and not kir.launch_checks, kir.refusals
+    body = tb.translate(tmp_path / "regrouped.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    assert "if W != 1i32 {" in body and "if W == 1i32" not in body, body
+    tb.build(tmp_path / "regrouped.py", quiet=True, cubins=True)
+    (tmp_path / "bad.py").write_text(source.replace("(x, y, W", "(x, y, z, W").replace(
+        "tile=ct.reshape(t, (T,)) * 2)", "tile=ct.reshape(t, (T,)) * 2)\n        ct.scatter(z, ct.arange(T, dtype=ct.int32), t)"))
+    (bad,) = frontend.load_all(tmp_path / "bad.py")
+    (kir,) = lower_checked(bad, None, False, ())  # the branch that scatters it, refused at launch with why
+    assert len(kir.refusals) == 1 and "`W != 1` true: bad.py:14:9: the value's shape (1, 'T') does not broadcast " \
+        "to the indices' shape ('T',)" in kir.refusals[0], kir.refusals

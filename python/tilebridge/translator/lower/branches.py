@@ -130,6 +130,9 @@ def assume(state: KernelState, cond: ir.Expr, known: bool) -> dict[ir.Expr, bool
     negated = ir.Binary("==", cond, ir.Lit("false"))
     state.path = (*state.path, cond if known else negated)
     facts = {**state.facts, cond: known, negated: not known}
+    opposite = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+    if isinstance(cond, ir.Binary) and cond.op in opposite:  # `N == 1` decides `N != 1` too
+        facts[ir.Binary(opposite[cond.op], cond.lhs, cond.rhs)] = not known
     if isinstance(cond, ir.Binary) and cond.op in ("==", "!=") and known == (cond.op == "==") and isinstance(
             cond.lhs, ir.Var) and isinstance(cond.rhs, ir.Lit) and cond.rhs.text.endswith("i32"):
         facts[cond.lhs] = int(cond.rhs.text[:-3])

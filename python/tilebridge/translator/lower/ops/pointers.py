@@ -262,6 +262,8 @@ def as_scattered(w: Walker, node: ast.AST, value: Value, array: ir.ArrayParam, s
     """What a scatter (or an atomic) writes at each address: a tile cast to the array's dtype and
     broadcast to the addresses' shape, or a number or scalar splat to it."""
     if value.kind == "tile":
+        if w.sem.broadcast_shape(value.shape, shape, node) != shape:  # a value of more axes than the indices
+            raise w.error(node, f"the value's shape {value.shape} does not broadcast to the indices' shape {shape}")
         return w.sem.broadcast(as_array_dtype(w, value, array, out, node), shape, out, hint)
     return w.sem.splat(value, f"${array.name}", shape, out, hint, node)
 
