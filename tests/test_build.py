@@ -1283,3 +1283,37 @@ def regrouped(x, y, W: ct.Constant[int], T: ct.Constant[int]):
     (kir,) = lower_checked(bad, None, False, ())  # the branch that scatters it, refused at launch with why
     assert len(kir.refusals) == 1 and "`W != 1` true: bad.py:14:9: the value's shape (1, 'T') does not broadcast " \
         "to the indices' shape ('T',)" in kir.refusals[0], kir.refusals
+
+
+def test_array_slices_are_views_clamped_into_their_array(monkeypatch, tmp_path):
+    """`x.slice(axis, start, stop)` (`lower.ops.array_slices`): a tensor view made from the base
+    pointer moved by start times the axis' stride, the axis' extent stop - start, as cuTile Python
+    makes it; start and stop clamped into the array, so the view lies inside it whatever the kernel
+    is given. Typed as cuTile Python types it, through cubins; what cuTile Python refuses
+    (negative constants, stop before start) is refused with its words."""
+    from tilebridge.translator import frontend, lower_checked
+
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    fixture = REPO / "tests" / "fixtures" / "language.py"
+    (src,) = [s for s in frontend.load_all(fixture) if s.name == "ragged_rows"]
+    (kir,) = lower_checked(src, None, False, ())
+    assert kir.compiled_at and "slices 'c' (a tensor view made from a pointer) (obligation: the view lies inside " \
+        "the array; the translation keeps it: start and stop are clamped into the array)" in kir.safety.reasons
+    assert [p.name for p in kir.arrays if p.written] == ["c"]  # written through its slice: lent to the launch
+    body = tb.translate(src.kernel, runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    assert "let ci_start: i32 = min(max(m_start, 0i32), ci_extent_0);" in body, body
+    assert "let ci_stop: i32 = min(max(m_end, ci_start), ci_extent_0);" in body, body
+    tb.build(src.kernel, module="slices_rs", quiet=True, cubins=True)
+    source = fixture.read_text()
+    for old, new, why in (("start=m_start, stop=m_end)\n    ci", "start=-1, stop=m_end)\n    ci", "Slice start must be "
+                                                                                             "non-negative"),
+                          ("start=m_start, stop=m_end)\n    ci", "start=4, stop=2)\n    ci", "Slice stop must be greater "
+                                                                                           "than or equal to start"),
+                          ("ci = c.slice(", "ci = ai.slice(", "a slice of 'ai', a view made in the kernel"),
+                          ("start=m_start, stop=m_end)\n    ci", "start=1.5, stop=m_end)\n    ci",
+                           "the slice's start must be an integer")):
+        assert old in source
+        (tmp_path / "bad.py").write_text(source.replace(old, new))
+        (bad,) = [s for s in frontend.load_all(tmp_path / "bad.py") if s.name == "ragged_rows"]
+        with pytest.raises(tb.TranslationError, match=re.escape(why)):
+            lower_checked(bad, None, False, ())

@@ -187,11 +187,11 @@ class KernelState:
         known = self.site_steps.get((array.name, kind))
         self.site_steps[(array.name, kind)] = stepping if known is None else known & stepping
 
-    def unsafe(self, what: str, obligation: str, checked: bool = False) -> None:
+    def unsafe(self, what: str, obligation: str, checked: bool = False, keeper: str | None = None) -> None:
         """Notes an `unsafe` block the kernel needs for the safety report: what it does, and the
-        obligation it leaves, which the launcher checks at run time (`checked`) or the kernel keeps,
-        as cuTile Python leaves it to the kernel."""
-        keeper = "the launcher checks it" if checked else "the kernel keeps it, as cuTile Python requires"
+        obligation it leaves, which the launcher checks at run time (`checked`), the translation
+        keeps (`keeper` says how) or the kernel keeps, as cuTile Python leaves it to the kernel."""
+        keeper = keeper or ("the launcher checks it" if checked else "the kernel keeps it, as cuTile Python requires")
         self.unsafe_reasons.append(f"{what} (obligation: {obligation}; {keeper})")
 
     def read_and_written(self, array: ir.ArrayParam) -> bool:

@@ -22,7 +22,7 @@ from . import branches, early_returns, streams
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, carried_names, loop_assigned, with_article
 from .loop_split import split_loop
-from .ops import MOVES, OPS, lists, memory, public_names, raw_memory, tiles
+from .ops import MOVES, OPS, array_slices, lists, memory, public_names, raw_memory, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
 
@@ -701,7 +701,7 @@ class Walker:
                 if recv.kind == "raw":
                     return raw_memory.raw_method(self, node, recv, func.attr, out, hint)
             if recv.kind == "array" and func.attr == "slice":
-                raise self.error(node, "the array method 'slice' (a view of part of the array) is not supported yet")
+                return array_slices.array_slice(self, node, recv, out, hint)
             if recv.kind != "static":
                 raise self.error(node, f"method '{func.attr}' of {with_article(recv.kind)} is not supported")
             try:

@@ -303,8 +303,8 @@ def _indices(w: Walker, node: ast.Call, array: ir.ArrayParam, args: dict, write:
         elif item.kind not in ("scalar", "const"):
             raise w.error(args["indices"], f"{with_article(item.kind)} cannot index an array")
     if array.name in w.state.items:
-        raise w.error(node, f"ct.gather/ct.scatter on an array of the list '{w.state.items[array.name]}' is "
-                               "not supported yet; ct.load and ct.store are")
+        raise w.error(node, f"ct.gather/ct.scatter on a view of '{w.state.items[array.name]}' made in the kernel (a "
+                               "list's item, a slice) is not supported yet; ct.load and ct.store are")
     check = w.expr(args["check_bounds"], out) if "check_bounds" in args else Value("const", py=True)
     if check.kind not in ("const", "scalar") or (check.kind == "scalar" and check.dtype != "bool"):
         raise w.error(args["check_bounds"], "check_bounds must be a bool")

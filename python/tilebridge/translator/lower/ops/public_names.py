@@ -22,7 +22,8 @@ ELSEWHERE = {
     "ByTarget": "kernel hints per target (`num_ctas=ct.ByTarget(sm_100=2, default=1)`)",
     "ScalarInt64": "a parameter annotation: a 64-bit integer scalar",
     "DType": "the dtype objects (`x.dtype`, `ct.float16`): dtype classes and tests on them",
-    "Array": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
+    "Array": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes); the "
+             "methods `x.slice` (`lower.ops.array_slices`), `x.tiled_view` and `x.get_raw_memory` are lowered",
     "Tile": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
     "Scalar": "a parameter annotation: a scalar, typed as an unannotated one used as a scalar",
     "TiledView": "what `x.tiled_view(shape, padding_mode=)` makes: its `load`, `store` and `num_tiles` are "
