@@ -978,6 +978,39 @@ def empty(x, y, T: ct.Constant[int]):
         lower_checked(bad, None, False, ())
 
 
+def test_loops_between_constants_compile_where_their_range_is_empty(monkeypatch, tmp_path):
+    """A loop whose bounds cutile knows when it compiles (ct.Constant values and arithmetic on them)
+    goes under `if start < stop`: where a specialization makes the range empty, cutile's
+    [start, stop - 1] bound on the index is one tileiras rejects (`range(B, A)` at A <= B failed so
+    before). Where the range is not empty, the cubin is the very one of the loop alone (measured
+    byte for byte at A=8, B=2 before this test: tileiras folds the condition)."""
+    source = """
+import cuda.tile as ct
+
+
+@ct.kernel
+def ranged(x, y, A: ct.Constant[int], B: ct.Constant[int], T: ct.Constant[int]):
+    acc = ct.zeros((T,), dtype=ct.float32)
+    for i in range(B, A):
+        acc = acc + ct.load(x, index=(i,), shape=(T,))
+    for k in range(ct.cdiv(A, 2)):
+        acc = acc * 2
+    ct.store(y, index=(ct.bid(0),), tile=acc)
+"""
+    (tmp_path / "ranged.py").write_text(source)
+    root = toolchain.cuda_root()
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(root))
+    ext = tb.build(tmp_path / "ranged.py", module="ranged_rs", quiet=True)
+    for a, b in ((8, 2), (2, 2), (1, 3), (0, 0)):
+        _, bytecode = ext._compile_only("ranged", ["f32", "f32", str(a), str(b), "64"], [("x", [1]), ("y", [1])],
+                                        "sm_90")
+        bc, cubin = tmp_path / f"{a}_{b}.bc", tmp_path / f"{a}_{b}.cubin"
+        bc.write_bytes(bytecode)
+        proc = subprocess.run([str(root / "bin" / "tileiras"), "--gpu-name", "sm_90", "--opt-level", "3", "-o",
+                               str(cubin), str(bc)], capture_output=True, text=True)
+        assert proc.returncode == 0, (a, b, proc.stderr)
+
+
 def test_loads_and_stores_take_check_bounds_and_the_default_memory_modes(monkeypatch, tmp_path):
     """`check_bounds` on ct.load, ct.store and a tiled view's load (False: cuTile Python leaves the
     bounds unchecked on the kernel's promise; the checked access computes the same where the promise

@@ -373,7 +373,16 @@ class Walker:
             out.append(streams.loop(stream, body, node.lineno))
             return
         if not stride:
-            out.append(ir.For(var, start, stop, step, body, node.lineno))
+            loop = ir.For(var, start, stop, step, body, node.lineno)
+            if self.state.compile_time(start) and self.state.compile_time(stop) and not (
+                    isinstance(start, ir.Lit) and isinstance(stop, ir.Lit)):
+                # Bounds cutile knows when it compiles (ct.Constant values): it bounds the index by
+                # [start, stop - 1], which tileiras rejects at a specialization where the range is
+                # empty. Under `if start < stop` such a loop is not compiled there; elsewhere
+                # tileiras folds the test (the cubin is byte for byte the loop's alone).
+                out.append(ir.IfElse(ir.Binary("<", start, stop), [loop], [], node.lineno))
+            else:
+                out.append(loop)
             return
         counter = self.state.fresh(f"{var}_next")
         out.append(ir.Let(counter, ir.ScalarType("i32"), start, node.lineno, mutable=True))
