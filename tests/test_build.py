@@ -1206,7 +1206,8 @@ def test_tile_shapes_computed_from_constants(monkeypatch):
 
 def test_tests_of_dtypes_are_decided_per_launch(monkeypatch, tmp_path):
     """`if x.dtype == ct.float16`, `x.dtype == y.dtype`, a promotion's dtype (also choosing a
-    dtype), under `and`/`not` and in `ct.static_assert`: each a `bool` const generic the launcher computes from the dtypes it
+    dtype), under `and`/`or`/`not` (also choosing a dtype, as TileGym's mhc does) and in
+    `ct.static_assert`: each a `bool` const generic the launcher computes from the dtypes it
     dispatches (`lower.dtype_tests`), typed as cuTile Python types each specialization and through
     cubins with the tests true and false; a name whose dtype differs by branch is not converted
     (that would compute a bf16 tile in f32) but translated down each path. A failing
@@ -1232,7 +1233,8 @@ def branchy(x, w, y, T: ct.Constant[int]):
     else:
         u = t
     v = (u * 0.5).astype(ct.float16 if p.dtype == ct.float32 else y.dtype)
-    ct.store(y, index=(ct.bid(0),), tile=v.astype(y.dtype))
+    r = u.astype(ct.float16 if x.dtype == ct.float32 or w.dtype == ct.float32 else ct.float32)
+    ct.store(y, index=(ct.bid(0),), tile=v.astype(y.dtype) + r.astype(y.dtype))
 """
     (tmp_path / "branchy.py").write_text(source)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
@@ -1241,23 +1243,26 @@ def branchy(x, w, y, T: ct.Constant[int]):
     (src,) = frontend.load_all(tmp_path / "branchy.py")
     (kir,) = lower_checked(src, dtypes, False, ())
     flags = [f.rust_name for f in kir.dtype_flags]
-    assert flags == ["X_IS_F64", "X_IS_F16", "X_SAME_DTYPE_AS_Y", "X_IS_F32", "PROMOTED_IS_F32"], flags
+    assert flags == ["X_IS_F64", "X_IS_F16", "X_SAME_DTYPE_AS_Y", "X_IS_F32", "PROMOTED_IS_F32", "W_IS_F32"], flags
     taken = {tuple(s.generics[-len(flags):]) for s in kir.compiled_at}
     for i in range(1, len(flags)):  # compiled where each test is true and where it is false
         assert {t[i] for t in taken} == {"true", "false"}, (flags[i], taken)
     generated = tb.translate(tmp_path / "branchy.py", dtypes=dtypes, runtime_path=tbuild.RUNTIME_CRATE)
     body = generated.files["src/tile_kernels.rs"]
     assert "if X_IS_F16 {" in body and "if PROMOTED_IS_F32 == false {" in body, body
-    assert "convert_tile(u)" not in body and body.count("let u: Tile<") == 2, body  # one `u` per path
+    # one `u` per path, never one merged variable assigned a conversion of it
+    assert not re.search(r"^\s*u\w* = convert_tile\(u\);", body, re.M) and body.count("let u: Tile<") == 2, body
     # a dtype chosen by a promotion's (a constant, the `else`, before 92937cb)
-    assert 'Generic::Name(ifpt.as_str()=="f32"{"f16"}else{e2.as_str()})' in re.sub(r"\s", "", generated.files["src/lib.rs"])
+    launcher = re.sub(r"\s", "", generated.files["src/lib.rs"])
+    assert 'Generic::Name(ifpt.as_str()=="f32"{"f16"}else{e2.as_str()})' in launcher
+    assert 'Generic::Name(ifX_IS_F32||W_IS_F32{"f16"}else{"f32"})' in launcher  # chosen by two tests
     with pytest.raises(ValueError, match=re.escape("ct.static_assert fails at branchy.py:7: x.dtype != ct.float64")):
         ext.branchy((1,), FakeCudaArray((64,), "<f8"), FakeCudaArray((64,), "<f4", ptr=0x7100_0000),
                     FakeCudaArray((64,), "<f4", ptr=0x7200_0000), T=64)
     for old, new, why in (
             ("    if x.dtype == ct.float16:\n", "    if (ct.float32 if x.dtype == ct.float16 else x.dtype) == w.dtype:\n",
              "comparing a dtype chosen by a test of dtypes is not supported yet"),
-            ("tile=v.astype(y.dtype))", "tile=v)", "storing a tile whose dtype a test of dtypes chooses into 'y' is not "
+            ("tile=v.astype(y.dtype) + r.astype(y.dtype))", "tile=v)", "storing a tile whose dtype a test of dtypes chooses into 'y' is not "
                                               "supported yet: cast it first (`.astype(y.dtype)`)")):
         (tmp_path / "bad.py").write_text(source.replace(old, new))
         (bad,) = frontend.load_all(tmp_path / "bad.py")

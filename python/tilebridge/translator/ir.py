@@ -366,11 +366,31 @@ class DerivedDType:
     when: str  # if that class is this dtype ...
     then: str  # ... this dtype, else `other`; each a cutile dtype name or a DTypeClass rust_name
     other: str
+    # Or, where several tests choose it (`X if A.dtype == d or B.dtype == d else Y`), that
+    # condition over `DTypeFlag`s (`of` and `when` are then empty).
+    test: "Expr | None" = None
 
-    def at(self, bound: dict[str, str]) -> str:
-        """The cutile dtype it stands for where the type parameters have the dtypes `bound` gives."""
-        chosen = self.then if bound[self.of] == self.when else self.other
+    def at(self, bound: dict[str, str], flags: dict[str, bool] | None = None) -> str:
+        """The cutile dtype it stands for where the type parameters have the dtypes `bound` gives
+        (and the dtype flags the values `flags` gives)."""
+        taken = holds(self.test, flags or {}) if self.test is not None else bound[self.of] == self.when
+        chosen = self.then if taken else self.other
         return bound.get(chosen, chosen)
+
+
+def holds(test: "Expr", flags: dict[str, bool]) -> bool:
+    """A condition over dtype flags (`&&`, `||`, `== false`), evaluated."""
+    if isinstance(test, Var):
+        return flags[test.name]
+    if isinstance(test, Lit):
+        return test.text == "true"
+    assert isinstance(test, Binary), test
+    if test.op == "&&":
+        return holds(test.lhs, flags) and holds(test.rhs, flags)
+    if test.op == "||":
+        return holds(test.lhs, flags) or holds(test.rhs, flags)
+    assert test.op == "==" and test.rhs == Lit("false"), test
+    return not holds(test.lhs, flags)
 
 
 @dataclass
@@ -555,7 +575,8 @@ class KernelIR:
         them (classes, promotions, derived dtypes), where the classes have the dtypes `combo`."""
         bound = self._classes_at(combo)
         bound.update({p.rust_name: p.at(bound) for p in self.promoted})
-        bound.update({d.rust_name: d.at(bound) for d in self.derived})
+        flags = {f.rust_name: f.at(bound) for f in self.dtype_flags}
+        bound.update({d.rust_name: d.at(bound, flags) for d in self.derived})
         return bound
 
     def _classes_at(self, combo: tuple[str, ...]) -> dict[str, str]:

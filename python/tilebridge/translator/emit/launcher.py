@@ -284,8 +284,12 @@ def submission(kernel: ir.KernelIR) -> dict:
 
     generics = [f"Generic::Dtype({c.rust_name.lower()})" for c in kernel.dtype_classes]
     generics += [f"Generic::Dtype({p.rust_name.lower()})" for p in kernel.promoted]
-    generics += [f'Generic::Name(if {d.of.lower()}.as_str() == "{d.when}" {{ {dtype_name(d.then)} }} '
-                 f"else {{ {dtype_name(d.other)} }})" for d in kernel.derived]
+
+    def chosen(d: ir.DerivedDType) -> str:  # by a class's dtype, or by dtype flags
+        test = rust_expr(d.test) if d.test is not None else f'{d.of.lower()}.as_str() == "{d.when}"'
+        return f"Generic::Name(if {test} {{ {dtype_name(d.then)} }} else {{ {dtype_name(d.other)} }})"
+
+    generics += [chosen(d) for d in kernel.derived]
     generics += [f"Generic::Bool({rust_name(c.name)})" if c.kind == "bool" else f"Generic::Int({rust_name(c.name)} as i64)"
                  for c in kernel.consts]
     if any(p.listed for p in kernel.arrays):

@@ -45,9 +45,19 @@ class DTypeTests:
         return Value("dtype", py=self.derive(cls, when, self.state.union.find(then.py),
                                              self.state.union.find(other.py)))
 
-    def derive(self, cls: str, when: str, then: str, other: str) -> str:
+    def chosen_dtype(self, node: ast.IfExp, test: Value, then: Value, other: Value) -> Value:
+        """`X if A.dtype == d or B.dtype == d else Y` over dtypes: a dtype the launcher picks by the
+        condition over dtype flags (`as_condition`) that `test` is."""
+        if test.kind != "scalar" or then.kind != "dtype" or other.kind != "dtype" or any(
+                v.name not in self.state.dtype_flags for v in ir.variables(test.expr)):
+            raise self.error(node, "a conditional expression choosing a dtype must test dtypes only")
+        return Value("dtype", py=self.derive("", test.expr, self.state.union.find(then.py),
+                                             self.state.union.find(other.py)))
+
+    def derive(self, cls: str, when: str | ir.Expr, then: str, other: str) -> str:
         """The name (`@n`) of a dtype the launcher picks from the dtype class `cls`: `then` where it
-        is `when`, else `other`; one per distinct choice."""
+        is `when` (or where the condition `when` over dtype flags holds), else `other`; one per
+        distinct choice."""
         key = (cls, when, then, other)
         for name, k in self.state.derived.items():
             if k == key:

@@ -72,7 +72,10 @@ def lower_body(w: Walker) -> ir.KernelIR:
     derived = []
     for i, (name, (cls, when, then, other)) in enumerate(w.state.derived.items()):
         rust = f"DT{i}" if len(w.state.derived) > 1 else "DT"
-        derived.append(ir.DerivedDType(rust, names[cls], when, names[then], names[other]))
+        if isinstance(when, ir.Expr):  # chosen by a condition over dtype flags
+            derived.append(ir.DerivedDType(rust, "", "", names[then], names[other], test=when))
+        else:
+            derived.append(ir.DerivedDType(rust, names[cls], when, names[then], names[other]))
         names[name] = rust
     resolved = [resolve_stmt(s, names) for s in w.state.partition_lets + body]
     safety = ir.SafetyNote(safe=not w.state.unsafe_reasons, reasons=list(dict.fromkeys(w.state.unsafe_reasons)))

@@ -606,6 +606,8 @@ class Walker:
         if cond.kind == "dtype_test" and "dtype" in (a.kind, b.kind):
             return self.sem.derived_dtype(node, cond, a, b)
         cond = self.sem.as_condition(cond)
+        if "dtype" in (a.kind, b.kind):
+            return self.sem.chosen_dtype(node, cond, a, b)
         if cond.kind != "scalar" or "tile" in (a.kind, b.kind):
             raise self.error(node, "a conditional expression must choose between scalars here")
         dtype = a.dtype if a.kind == "scalar" else b.dtype if b.kind == "scalar" else None
