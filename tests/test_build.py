@@ -1355,3 +1355,32 @@ def test_array_slices_are_views_clamped_into_their_array(monkeypatch, tmp_path):
         (bad,) = [s for s in frontend.load_all(tmp_path / "bad.py") if s.name == "ragged_rows"]
         with pytest.raises(tb.TranslationError, match=re.escape(why)):
             lower_checked(bad, None, False, ())
+
+
+def test_an_mma_of_a_fixed_dtype_pins_the_other_operands_array(monkeypatch, tmp_path):
+    """`ct.mma(p.astype(ct.float16), v, acc)` with `v` an array's tile: cuTile Python requires x and
+    y of one dtype, so it compiles only where v is f16; the launcher takes f16 alone there (TileGym's
+    experimental swa attention), where it was refused. Typed as cuTile Python types it, through
+    cubins; another dtype is refused at launch, naming it."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+
+@ct.kernel
+def pv(p, v, out, T: ct.Constant[int]):
+    pt = ct.load(p, index=(ct.bid(0), 0), shape=(T, T))
+    acc = ct.mma(pt.astype(ct.float16), ct.load(v, index=(0, 0), shape=(T, T)), ct.zeros((T, T), dtype=ct.float32))
+    ct.store(out, index=(ct.bid(0), 0), tile=acc)
+"""
+    (tmp_path / "pv.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    (src,) = frontend.load_all(tmp_path / "pv.py")
+    (kir,) = lower_checked(src, None, False, ())
+    assert [c.allowed for c in kir.dtype_classes if c.arrays == ["v"]] == [["f16"]], kir.dtype_classes
+    assert kir.compiled_at
+    ext = tb.build(tmp_path / "pv.py", module="pv_rs", quiet=True, cubins=True)
+    arrays = [FakeCudaArray((64, 64), t, ptr=0x7000_0000 + i * 0x10_0000) for i, t in enumerate(("<f4", "<f4", "<f4"))]
+    with pytest.raises(ValueError, match=r"'v' has dtype f32.*f16"):
+        ext.pv((1,), *arrays, T=64)

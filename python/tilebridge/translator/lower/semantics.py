@@ -313,11 +313,14 @@ class Semantics(Promotions, Integers, DTypeTests):
         """A tile dimension, as a number where this branch knows the ct.Constant naming it."""
         return self.state.facts.get(ir.Var(rust_name(d)), d) if isinstance(d, str) else d
 
-    def common_dtype(self, a: str, b: str, node: ast.AST, promote: bool = False) -> str:
+    def common_dtype(self, a: str, b: str, node: ast.AST, promote: bool = False, pin: bool = False) -> str:
         """The dtype tiles of dtypes `a` and `b` meet in. Where both are arrays' (float) dtypes and
         the operation converts its operands (`promote`: arithmetic, comparisons, `ct.where`,
         matmul), their promotion at each launch, as cuTile Python's; elsewhere they are tied into
-        one class (the launcher requires them equal)."""
+        one class (the launcher requires them equal). With `pin` (an operation that takes equal
+        dtypes, whose caller converts its operands to the result), an array's dtype meeting a
+        concrete one is pinned to it: the launcher takes that dtype alone, as cuTile Python
+        compiles the operation only there."""
         ra, rb = self.state.union.find(a), self.state.union.find(b)
         if ra == rb:
             return a
@@ -362,6 +365,10 @@ class Semantics(Promotions, Integers, DTypeTests):
         if promote and one in dtypes.DTYPES and dtypes.promote(one, concrete) is not None:
             # an array stated as one dtype: the promotion of that dtype
             return generic if self.state.survey else dtypes.promote(one, concrete)
+        if pin and concrete in dtypes.DTYPES and not self.state.path:  # (not for one branch on constants alone)
+            for c in classes:
+                self.state.stored_dtypes.setdefault(c[1:], set()).add(concrete)
+            return concrete
         if self.generic(ra) or self.generic(rb):
             raise self.error(node, f"this mixes a tile of an array's dtype with a {concrete} tile; "
                                    "make the dtypes explicit with .astype()")

@@ -380,7 +380,8 @@ def ct_mma(w: Walker, node: ast.Call, out, hint) -> Value:
         raise w.error(node, "only 2-D ct.mma is supported yet")
     if a.shape[1] != b.shape[0] or acc.shape != (a.shape[0], b.shape[1]):
         raise w.error(node, f"ct.mma shapes do not match: {a.shape} x {b.shape} -> {acc.shape}")
-    w.sem.common_dtype(a.dtype, b.dtype, node)
+    dtype = w.sem.common_dtype(a.dtype, b.dtype, node, pin=True)
+    a, b = (w.sem.convert(v, dtype, out, hint) for v in (a, b))  # the identity, but where an array's is pinned
     w.state.observe(node, "@mma", acc.type)
     return Value("tile", acc.type, ir.Call("mma", (a.expr, b.expr, acc.expr)))
 
