@@ -1384,3 +1384,30 @@ def pv(p, v, out, T: ct.Constant[int]):
     arrays = [FakeCudaArray((64, 64), t, ptr=0x7000_0000 + i * 0x10_0000) for i, t in enumerate(("<f4", "<f4", "<f4"))]
     with pytest.raises(ValueError, match=r"'v' has dtype f32.*f16"):
         ext.pv((1,), *arrays, T=64)
+
+
+def test_a_gather_of_one_element_is_the_safe_gather(monkeypatch, tmp_path):
+    """`ct.gather(x, (i,))` at scalar indices with its bounds checked (a count, the element before
+    the block's tile, padded where it is -1): the module's safe gather of a tile of one, reshaped
+    to 0-d, so the kernel has no `unsafe` block; typed as cuTile Python types it, through cubins."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+
+@ct.kernel
+def scalar_gathers(x, n, y, T: ct.Constant[int]):
+    count = ct.gather(n, 0)
+    before = ct.gather(x, (ct.bid(0) * T - 1,), padding_value=-1.0)
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    ct.store(y, index=(ct.bid(0),), tile=t * count + before)
+"""
+    (tmp_path / "scalar_gathers.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    (src,) = frontend.load_all(tmp_path / "scalar_gathers.py")
+    (kir,) = lower_checked(src, None, False, ())
+    assert kir.safety.safe and kir.compiled_at, kir.safety.reasons
+    body = tb.translate(tmp_path / "scalar_gathers.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    assert "let count: Tile<E1, { [] }> = count_one.reshape(const_shape![]);" in body, body
+    tb.build(tmp_path / "scalar_gathers.py", quiet=True, cubins=True)

@@ -111,7 +111,7 @@ def _marked_line(kernel_name: str) -> int:
     ("break_in_for", "`break` is supported in `while` loops only"),
     ("endless_loop", "without a `break` never ends"),
     ("integer_power", "** of integer tiles is not supported yet"),
-    ("array_slice", "the array method 'slice' (a view of part of the array) is not supported yet"),
+    ("array_slice", "a slice of 'part', a view made in the kernel (a list's item, a slice), is not supported yet"),
     ("helper_call", "*args"),
     ("gather", "indices must be integers"),
     ("permuted_load", "both order= and a non-zero padding_mode"),

@@ -280,11 +280,13 @@ def scan_ranks(w: Walker, fn: ast.FunctionDef, names: dict[str, str] | None = No
                   for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Subscript)
                   and isinstance(node.value.value, ast.Name) and node.value.value.id in w.state.arrays
                   and w.state.arrays[node.value.value.id].listed}
-        # `Ai = a.slice(...)`: a slice has the rank of its array.
-        names |= {t.id: node.value.func.value.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
+        # `Ai = a.slice(...)`: a slice has the rank of its array (of a slice's too).
+        slices = {t.id: node.value.func.value.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
                   for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Call)
                   and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "slice"
-                  and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id in w.state.arrays}
+                  and isinstance(node.value.func.value, ast.Name)}
+        while grown := {t: names[a] for t, a in slices.items() if a in names and t not in names}:
+            names |= grown
     globals_ = w.frame.globals if globals_ is None else globals_
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Call) and node.args):

@@ -98,6 +98,9 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     shape, items, check = indices
     latency = latency_value(w, node, args.get("latency"), out)
     unsafe = _unsafe_gather_reason(w.state, array, check, shape, len(items), latency)
+    if unsafe is None and not shape:  # one element: the safe gather of a tile of one, as a 0-d tile
+        one = _checked_gather(w, node, args, array, pad, ((1,), items, check), latency or 0, out, f"{hint}_one")
+        return w.sem.reshaped(one, (), out, hint)
     if unsafe is None:
         return _checked_gather(w, node, args, array, pad, indices, latency or 0, out, hint)
     shape, ptrs, mask = pointers(w, node, array, args, write=False, out=out, hint=hint, indices=indices)
@@ -131,8 +134,6 @@ def _unsafe_gather_reason(state: KernelState, array: ir.ArrayParam, check: Value
         return f"gathers from '{a}' with check_bounds decided at launch", f"where it is false, {inside}"
     if not (check.kind == "const" and check.py):
         return f"gathers from '{a}' with check_bounds=False", inside
-    if not shape:
-        return f"gathers one element of '{a}' at scalar indices (the safe gather takes tiles of indices)", inside
     if rank > 4 or len(shape) > 4:
         return f"gathers from '{a}' above rank 4 (the safe gather is made for ranks up to 4)", inside
     if isinstance(latency, str):
