@@ -1234,6 +1234,7 @@ def branchy(x, w, y, T: ct.Constant[int]):
         u = t
     v = (u * 0.5).astype(ct.float16 if p.dtype == ct.float32 else y.dtype)
     r = u.astype(ct.float16 if x.dtype == ct.float32 or w.dtype == ct.float32 else ct.float32)
+    r = r.astype(x.dtype if x.dtype == y.dtype else ct.float32)
     ct.store(y, index=(ct.bid(0),), tile=v.astype(y.dtype) + r.astype(y.dtype))
 """
     (tmp_path / "branchy.py").write_text(source)
@@ -1256,6 +1257,7 @@ def branchy(x, w, y, T: ct.Constant[int]):
     launcher = re.sub(r"\s", "", generated.files["src/lib.rs"])
     assert 'Generic::Name(ifpt.as_str()=="f32"{"f16"}else{e2.as_str()})' in launcher
     assert 'Generic::Name(ifX_IS_F32||W_IS_F32{"f16"}else{"f32"})' in launcher  # chosen by two tests
+    assert 'Generic::Name(ifX_SAME_DTYPE_AS_Y{e0.as_str()}else{"f32"})' in launcher  # by two arrays' dtypes
     with pytest.raises(ValueError, match=re.escape("ct.static_assert fails at branchy.py:7: x.dtype != ct.float64")):
         ext.branchy((1,), FakeCudaArray((64,), "<f8"), FakeCudaArray((64,), "<f4", ptr=0x7100_0000),
                     FakeCudaArray((64,), "<f4", ptr=0x7200_0000), T=64)

@@ -38,8 +38,8 @@ class DTypeTests:
         if then.kind != "dtype" or other.kind != "dtype":
             raise self.error(node, "a test of an array's dtype can only choose between dtypes here")
         cls, when, negate = test.py
-        if when not in dtypes.DTYPES:
-            raise self.error(node, "choosing a dtype by comparing two arrays' dtypes is not supported yet")
+        if when not in dtypes.DTYPES:  # two arrays' dtypes compared: chosen by the flag of that test
+            return self.chosen_dtype(node, self.as_condition(test), then, other)
         if negate:
             then, other = other, then
         return Value("dtype", py=self.derive(cls, when, self.state.union.find(then.py),
