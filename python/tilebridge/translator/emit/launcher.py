@@ -227,12 +227,23 @@ def _classes(kernel: ir.KernelIR, names: list[str]) -> list[str]:
     return [n for n in dict.fromkeys(names) if n in known]
 
 
+def _bound_at_launch(kernel: ir.KernelIR) -> set[str]:
+    """The type parameters whose dtype the launcher binds per launch (a variable each): the
+    classes' and the promotions'."""
+    return {c.rust_name for c in kernel.dtype_classes} | {p.rust_name for p in kernel.promoted}
+
+
+def _dtype_name(d: str, bound: set[str]) -> str:
+    """A dtype as the launcher has it: a bound type parameter's at run time, or a fixed one."""
+    return f"{d.lower()}.as_str()" if d in bound else json.dumps(d)
+
+
 def _dtype_test(kernel: ir.KernelIR, flag: ir.DTypeFlag) -> str:
     """`if A.dtype == ...` as the launcher decides it, from the dtypes it dispatches."""
-    classes = {c.rust_name for c in kernel.dtype_classes} | {p.rust_name for p in kernel.promoted}
-    if flag.of == flag.equals or not {flag.of, flag.equals} & classes:
+    bound = _bound_at_launch(kernel)
+    if flag.of == flag.equals or not {flag.of, flag.equals} & bound:
         return str(flag.of == flag.equals).lower()  # the kernel fixed them
-    return " == ".join(f"{d.lower()}.as_str()" if d in classes else json.dumps(d) for d in (flag.of, flag.equals))
+    return f"{_dtype_name(flag.of, bound)} == {_dtype_name(flag.equals, bound)}"
 
 
 def _first_arrays(kernel: ir.KernelIR, names: list[str]) -> list[str]:
@@ -277,17 +288,14 @@ def submission(kernel: ir.KernelIR) -> dict:
         else:
             raise TranslationError(f"{kernel.file}:{kernel.line}: kernel `{kernel.name}`: parameter `{p.name}` "
                                    f"is a {p.dtype} scalar, which a launch cannot pass yet")
-    classes = {c.rust_name for c in kernel.dtype_classes} | {p.rust_name for p in kernel.promoted}
-
-    def dtype_name(d: str) -> str:  # a class's dtype at run time, or a fixed one
-        return f"{d.lower()}.as_str()" if d in classes else json.dumps(d)
+    bound = _bound_at_launch(kernel)
 
     generics = [f"Generic::Dtype({c.rust_name.lower()})" for c in kernel.dtype_classes]
     generics += [f"Generic::Dtype({p.rust_name.lower()})" for p in kernel.promoted]
 
     def chosen(d: ir.DerivedDType) -> str:  # by a class's dtype, or by dtype flags
         test = rust_expr(d.test) if d.test is not None else f'{d.of.lower()}.as_str() == "{d.when}"'
-        return f"Generic::Name(if {test} {{ {dtype_name(d.then)} }} else {{ {dtype_name(d.other)} }})"
+        return f"Generic::Name(if {test} {{ {_dtype_name(d.then, bound)} }} else {{ {_dtype_name(d.other, bound)} }})"
 
     generics += [chosen(d) for d in kernel.derived]
     generics += [f"Generic::Bool({rust_name(c.name)})" if c.kind == "bool" else f"Generic::Int({rust_name(c.name)} as i64)"

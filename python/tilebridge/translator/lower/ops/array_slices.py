@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from ... import ir
 from ...rust_syntax import rust_name
-from ..bindings import ArrayUse, Value
+from ..bindings import Value
 from .pointers import base_pointers, stride_param
+from .views import make_view, view_name
 
 if TYPE_CHECKING:
     from ..walker import Walker
@@ -49,10 +50,7 @@ def array_slice(w: Walker, node: ast.Call, array_value: Value, out: list[ir.Stmt
     if all(b.kind == "const" for b in bounds) and bounds[1].py < bounds[0].py:
         raise w.error(node, "Slice stop must be greater than or equal to start")
     x = rust_name(array.name)
-    # `Ai = a.slice(...)`: the view takes the name it is bound to, once.
-    name = rust_name(hint) if hint in w.state.src_names else f"{x}_slice"
-    name = w.state.fresh(name) if name in w.state.items or hint not in w.state.src_names else name
-    w.state.used_names.add(name)
+    name = view_name(w, hint, f"{x}_slice")  # `Ai = a.slice(...)`: named Ai
 
     def scalar(expr: ir.Expr, what: str) -> ir.Expr:
         return w.sem.bind_temp(out, f"{name}_{what}", ir.ScalarType("i32"), expr).expr
@@ -69,24 +67,10 @@ def array_slice(w: Walker, node: ast.Call, array_value: Value, out: list[ir.Stmt
     moved = w.sem.bind_temp(out, f"{name}_base", pointer_type, ir.Method(base.expr, "offset", (
         scalar(ir.Binary("*", start, stride), "offset"),)))
     extents[axis] = scalar(ir.Binary("-", stop, start), "length")
-    # Typed names: cutile reads the static extents from the declared types (the last stride is 1).
-    shape_type = ir.ExtentsType("Shape", (-1,) * rank)
-    strides_type = ir.ExtentsType("Array", (-1,) * (rank - 1) + (1,))
-    shape = w.sem.bind_temp(out, f"{name}_shape", shape_type, ir.Lit(
-        f"Shape::<{{ [{', '.join(map(str, shape_type.dims))}] }}> {{ dims: &[{', '.join(e.name for e in extents)}] }}"))
-    strides = w.sem.bind_temp(out, f"{name}_strides", strides_type, ir.Lit(
-        f"Array::<{{ [{', '.join(map(str, strides_type.dims))}] }}> "
-        f"{{ dims: &[{', '.join(stride_param(array, i).name for i in range(rank - 1))}] }}"))
-    view = ir.Call("make_tensor_view", (moved.expr, shape.expr, strides.expr, ir.Call("new_token_unordered")))
-    out.append(ir.Let(name, ir.TensorType(f"${name}", (-1,) * rank), ir.Unsafe(
-        view, reason=f"the view lies inside `{array.name}` (its start and stop clamped into the array), which "
-                     "the launcher admitted and keeps alive until the launch completes"), w.state.line))
-    item = ir.ArrayParam(name, rank, f"${name}")
-    w.state.arrays[name] = item
-    w.state.items[name] = array.name  # what the kernel writes through it, it writes into the array
-    w.state.union.union(f"${array.name}", f"${name}")
-    for uses in (w.state.uses, w.state.counted):
-        uses.setdefault(name, ArrayUse())
+    view = make_view(w, name, array, moved.expr, [e.name for e in extents],
+                     [stride_param(array, i).name for i in range(rank - 1)],
+                     f"the view lies inside `{array.name}` (its start and stop clamped into the array), which the "
+                     "launcher admitted and keeps alive until the launch completes", out)
     w.state.unsafe(f"slices '{array.name}' (a tensor view made from a pointer)", "the view lies inside the array",
                    keeper="the translation keeps it: start and stop are clamped into the array")
-    return Value("array", py=name, expr=ir.Var(name))
+    return view

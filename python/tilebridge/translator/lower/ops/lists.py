@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from ... import ir
 from ...rust_syntax import rust_name
-from ..bindings import ArrayUse, Value
+from ..bindings import Value
 from .memory import tile_load
+from .views import make_view, view_name
 
 if TYPE_CHECKING:
     from ..walker import Walker
@@ -26,10 +27,7 @@ def list_item(w: Walker, node: ast.Subscript, base: Value, index: Value, out: li
     if index.kind not in ("const", "scalar") or not w.sem.integer(index.dtype if index.kind == "scalar" else "i32"):
         raise w.error(node.slice, "a list of arrays is indexed by an integer scalar")
     width = ir.list_row_words(rank)
-    # `Ai = As[g]`: the view takes the name it is bound to, once.
-    name = rust_name(hint)
-    name = w.state.fresh(name) if name in w.state.items or hint not in w.state.src_names else name
-    w.state.used_names.add(name)
+    name = view_name(w, hint, rust_name(hint))  # `Ai = As[g]`: named Ai
     key = (listed.name, (1, width), None, None)
     if key not in w.state.partitions:
         table = w.state.fresh(f"{rust_name(listed.name)}_rows")
@@ -74,25 +72,10 @@ def list_item(w: Walker, node: ast.Subscript, base: Value, index: Value, out: li
     # The last stride is 1: the launcher requires every array of a list to have contiguous rows,
     # as cuTile Python's specialization for them has it.
     strides = [index_word(1 + rank + axis, f"stride_{axis}") for axis in range(rank - 1)]
-    # Typed names: cutile reads the static extents from the declared types.
-    extents_type = ir.ExtentsType("Shape", (-1,) * rank)
-    strides_type = ir.ExtentsType("Array", (-1,) * (rank - 1) + (1,))
-    shape = w.sem.bind_temp(out, f"{name}_shape", extents_type, ir.Lit(
-        f"Shape::<{{ [{', '.join(map(str, extents_type.dims))}] }}> {{ dims: &[{', '.join(extents)}] }}"))
-    stride = w.sem.bind_temp(out, f"{name}_strides", strides_type, ir.Lit(
-        f"Array::<{{ [{', '.join(map(str, strides_type.dims))}] }}> {{ dims: &[{', '.join(strides)}] }}"))
-    view = ir.Call("make_tensor_view", (base_ptr.expr, shape.expr, stride.expr, ir.Call("new_token_unordered")))
-    out.append(ir.Let(name, ir.TensorType(f"${name}", (-1,) * rank), ir.Unsafe(
-        view, reason=f"the row describes an array of `{listed.name}` that the launcher admitted (device, "
-                     "dtype, contiguous rows, no output overlapping any other argument) and keeps alive "
-                     "until the launch completes"), w.state.line))
-    item = ir.ArrayParam(name, rank, f"${name}")
-    w.state.arrays[name] = item
-    w.state.items[name] = listed.name
-    w.state.union.union(f"${listed.name}", f"${name}")
-    for uses in (w.state.uses, w.state.counted):
-        uses.setdefault(name, ArrayUse())
+    view = make_view(w, name, listed, base_ptr.expr, extents, strides, (
+        f"the row describes an array of `{listed.name}` that the launcher admitted (device, dtype, contiguous rows, "
+        "no output overlapping any other argument) and keeps alive until the launch completes"), out)
     w.state.unsafe(f"indexes the list of arrays '{listed.name}' (a tensor view made from a pointer)",
                    "each row of the list's table is the base pointer, shape and strides of a live array of its "
                    "dtype", checked=True)
-    return Value("array", py=name, expr=ir.Var(name))
+    return view
