@@ -38,6 +38,7 @@ def main():
     print(f"launch with stream=<int>:           {per_call_us(lambda: ext.vector_add((4,), a, b, c, TILE=1024, stream=raw, sync=False)):.2f} us")
     print(f"launch rejected by the grid check:  {per_call_us(rejected):.2f} us")
     print(f"torch.add(out=) for scale:          {per_call_us(lambda: torch.add(a, b, out=c)):.2f} us")
+    print(f"a call into the extension (no args): {per_call_us(ext._launch_counts):.2f} us")
     tracked(ext, a, b, c)
 
 

@@ -691,6 +691,7 @@ impl<'py> Launch<'py> {
                 )
             })
         };
+        self.watch.lap(3);
         launched.map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
         LAUNCHES.fetch_add(1, Ordering::Relaxed);
         let completion = match self.after {
@@ -717,12 +718,12 @@ impl<'py> Launch<'py> {
                     .map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
             }
         }
-        self.watch.lap(3);
+        self.watch.lap(4);
         if self.sync {
             self.py
                 .detach(|| stream.synchronize())
                 .map_err(|e| from_device_error(name, &DeviceError::Driver(e)))?;
-            self.watch.lap(4);
+            self.watch.lap(5);
         }
         self.watch.finish();
         Ok(completion)

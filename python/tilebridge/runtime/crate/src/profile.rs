@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// The phases of one launch, in order.
-pub const PHASES: [&str; 5] = ["arguments", "stream", "key", "enqueue", "sync"];
+/// The phases of one launch, in order: the arguments read and checked, the stream found, the
+/// specialization found and the parameters laid out, the driver's `cuLaunchKernel` alone, what
+/// follows it (a completion recorded, the arrays kept alive), the wait of a blocking launch.
+pub const PHASES: [&str; 6] = ["arguments", "stream", "key", "driver", "after", "sync"];
 
-static NANOS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+static NANOS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
 static LAUNCHES: AtomicU64 = AtomicU64::new(0);
 
 pub fn enabled() -> bool {
