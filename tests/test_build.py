@@ -1094,7 +1094,8 @@ def shaped(x, y, T: ct.Constant):
 def test_helpers_with_early_returns(monkeypatch, tmp_path):
     """A helper that returns early, on a runtime condition and on a constant one, inlined as
     branches assigning one result (`lower.early_returns`): typed as cuTile Python types it, through
-    cubins; a `return` inside a helper's loop is refused with its line."""
+    cubins. A name the helper's last `if` rebinds to another type is refused where the `return`
+    reads it (it was silently its value before the `if`)."""
     from tilebridge.translator import frontend, lower_checked
 
     source = """
@@ -1120,10 +1121,55 @@ def picked(x, y, limit: float, T: ct.Constant[int], TWICE: ct.Constant[bool]):
     tb.build(tmp_path / "picked.py", quiet=True, cubins=True)
     (src,) = frontend.load_all(tmp_path / "picked.py")
     assert lower_checked(src, None, False, ())[0].compiled_at
-    (tmp_path / "bad.py").write_text(source.replace("    if twice:\n", "    for i in range(2):\n"))
+    (tmp_path / "bad.py").write_text("""
+import cuda.tile as ct
+
+
+def zeros_past_two(t):
+    u = t
+    if ct.bid(0) > 2:
+        u = ct.zeros((4,), ct.float16)
+    return u
+
+
+@ct.kernel
+def picked(x, y):
+    t = ct.load(x, index=(ct.bid(0),), shape=(4,))
+    ct.store(y, index=(ct.bid(0),), tile=zeros_past_two(t))
+""")
     (bad,) = frontend.load_all(tmp_path / "bad.py")
-    with pytest.raises(tb.TranslationError, match=re.escape("a `return` inside a loop of a helper (line 8)")):
-        lower_checked(bad, None, False, ())
+    with pytest.raises(tb.TranslationError, match=re.escape("bad.py:9:12: 'u' is tile f16[4] in one branch of the if "
+                                                            "at line 7 and tile $x[4] in the other, so it has no one value")):
+        lower_checked(bad, {"x": ["f32"], "y": ["f32"]}, False, ())
+
+
+def test_loops_left_early(monkeypatch):
+    """`break` and `continue` in `for` loops, and `return` inside a helper's loops, as cuTile Python
+    makes them (`lower.loop_exits`, `lower.early_returns`): a `break` sets a flag the loop carries
+    and later trips skip their body, so the loop stays Tile IR's `for`, as many as cuTile Python's
+    and no `loop`; a `continue` in a grid-stride loop (a `while` here) moves the counter on first.
+    A bool set inside a loop is a variable the loop carries (it was the constant it started as: a
+    flag set in the loop read False after it). Each kernel of `control_flow.py` that does this,
+    through cubins; the GPU round runs them against cuTile Python."""
+    from tilebridge.translator import frontend, lower_checked
+
+    path = REPO / "tests" / "fixtures" / "control_flow.py"
+    ext = tb.build(path, quiet=True)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    sources = {src.name: src for src in frontend.load_all(path)}
+    for name, loops in (("first_above", 1), ("positive_tiles", 1), ("helper_returns_in_loop", 1),
+                        ("helper_returns_in_nested_loops", 2), ("strided_until", None)):
+        (kir,) = lower_checked(sources[name], None, False, ())
+        spec = kir.compiled_at[0]
+        ours, bytecode = ext._compile_only(name, spec.generics, spec.strides, "sm_90")
+        theirs = coverage.python_tile_ir(sources[name].kernel, spec)
+        if loops is not None:
+            fors = [len(re.findall(r"= for |^\s*for ", text, re.M)) for text in (ours, theirs)]
+            assert fors == [loops, loops] and not re.search(r"= loop |^\s*loop ", ours, re.M), (name, fors)
+        coverage.cubin(bytecode)
+    rust = tb.translate(sources["positive_tiles"].kernel, runtime_path=tbuild.RUNTIME_CRATE).files
+    assert "let mut skipped: bool = false;" in rust["src/tile_kernels.rs"]
+    assert "skipped = true;" in rust["src/tile_kernels.rs"]
 
 
 def test_raw_memory_as_cuTile_Python_makes_it(monkeypatch, tmp_path):

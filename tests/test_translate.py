@@ -108,7 +108,7 @@ def _marked_line(kernel_name: str) -> int:
 
 @pytest.mark.parametrize("kernel_name, construct", [
     ("while_loop", "while condition must be True or a comparison of scalars"),
-    ("break_in_for", "`break` is supported in `while` loops only"),
+    ("break_in_static_iter", "`break` and `continue` in a ct.static_iter loop are not supported"),
     ("endless_loop", "without a `break` never ends"),
     ("integer_power", "** of integer tiles is not supported yet"),
     ("array_slice", "a slice of 'part', a view made in the kernel (a list's item, a slice), is not supported yet"),

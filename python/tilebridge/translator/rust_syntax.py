@@ -13,7 +13,9 @@ RUST_KEYWORDS = frozenset(
 
 
 def rust_name(name: str) -> str:
-    """A Python name as a Rust identifier (`type` -> `type_`)."""
+    """A Python name as a Rust identifier (`type` -> `type_`); a name a pass made ends in `@`, which
+    no Python name can (`broke@` -> `broke`)."""
+    name = name.removesuffix("@")
     return name + "_" if name in RUST_KEYWORDS else name
 
 

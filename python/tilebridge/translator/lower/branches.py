@@ -15,7 +15,7 @@ from .. import ir
 from ...errors import TranslationError
 from ..rust_syntax import number_literal, rust_name
 from .bindings import ArrayUse, Binding, BranchScope, Value
-from .facts import may_return, names_read, path_after, show_type
+from .facts import may_return, names_read, path_after, show_type, shown_name
 
 if TYPE_CHECKING:
     from .state import KernelState
@@ -51,6 +51,11 @@ def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) 
         unmerged = None  # perhaps a branch these constants never take: see `_paths`
     if unmerged is not None and not unmerged.keys() & names_read(rest):
         w.state.branch_conflicts.update(unmerged)
+        for name, why in unmerged.items():
+            if w.lookup(name) is not None:
+                # Its value before the `if` is not its value after it on every path: reading it
+                # (a helper's `return`, after its last `if`) is refused, never the old value.
+                w.frame.scopes[-1][name] = Binding(Value("conflict", py=why), None, w.depth)
         out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
         return False
     w.rollback(mark, out)
@@ -175,13 +180,13 @@ def hoist_branch_names(w: Walker, node: ast.If, scopes: list[BranchScope], branc
     """A name both branches bind once, to values of one type, lives on after the `if` in Python:
     declare it before (`let mut`, a zero), and make the branches assign it. Returns the names
     that could not live on this way, with why."""
-    unmerged = {name: f"'{name}' is bound in one branch only of the if at line {node.lineno}"
+    unmerged = {name: f"{shown_name(name)} is bound in one branch only of the if at line {node.lineno}"
                 for name in scopes[0].keys() ^ scopes[1].keys()}
     for name, first in scopes[0].items():
         second = scopes[1].get(name)
         if second is None:
             continue
-        why = (f"'{name}' is {show_type(first.val.type) if first.val.type else first.val.kind} in one branch of the if "
+        why = (f"{shown_name(name)} is {show_type(first.val.type) if first.val.type else first.val.kind} in one branch of the if "
                f"at line {node.lineno} and {show_type(second.val.type) if second.val.type else second.val.kind} "
                "in the other")
         consts = (first.val, second.val)

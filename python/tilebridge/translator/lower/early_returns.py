@@ -9,7 +9,22 @@ helper has a single exit, as inlining needs (`Walker.inline`).
                                   return returned
 
 The statements after an `if` that may return are repeated in the branch that goes on: what Python
-runs on each path, nothing more. A `return` inside a loop has no such form and is refused.
+runs on each path, nothing more. A `return` inside a loop, as cuTile Python makes it, sets the
+result and a flag and leaves the loop (`break`, and again after each enclosing loop); the
+statements after the loop run where the flag is not set:
+
+    for i in range(n):            returning = False
+        if c(i):          ->      returned = <typed by the first value the loop returns>
+            return i              for i in range(n):
+    return -1                         if c(i):
+                                          returned = i
+                                          returning = True
+                                          break
+                                  if not returning:
+                                      returned = -1
+                                  return returned
+
+The names end in `@` (`rust_name` drops it), so no name of the helper's can be one of them.
 """
 
 from __future__ import annotations
@@ -17,7 +32,15 @@ from __future__ import annotations
 import ast
 import copy
 
-RESULT = "returned"
+RESULT = "returned@"
+RETURNING = "returning@"
+
+
+class Undefined(ast.expr):
+    """The result before a loop that may return: the walker types it by the first value the loop
+    returns (`Walker.bind`); no path reads it before."""
+
+    _fields = ()
 
 
 def returns_in(stmts: list[ast.stmt]) -> list[ast.Return]:
@@ -32,16 +55,14 @@ def returns_in(stmts: list[ast.stmt]) -> list[ast.Return]:
     return found
 
 
-def returning_loop(stmts: list[ast.stmt]) -> ast.stmt | None:
-    """The first loop of `stmts` with a `return` inside; None where there is none."""
-    for node in (n for st in stmts for n in ast.walk(st)):
-        if isinstance(node, (ast.For, ast.While)) and returns_in(node.body + node.orelse):
-            return node
-    return None
+def returns_in_loops(stmts: list[ast.stmt]) -> bool:
+    """Whether a loop of `stmts` holds a `return`."""
+    return any(isinstance(node, (ast.For, ast.While)) and returns_in(node.body + node.orelse)
+               for st in stmts for node in ast.walk(st))
 
 
 def single_exit(body: list[ast.stmt]) -> list[ast.stmt]:
-    """`body` (whose loops hold no `return`: `returning_loop`) with one `return` at its end."""
+    """`body` with one `return` at its end."""
     module = ast.Module(body=[*_assigning(body), ast.Return(value=ast.Name(id=RESULT, ctx=ast.Load()))],
                         type_ignores=[])
     ast.copy_location(module.body[-1], body[-1])
@@ -60,5 +81,41 @@ def _assigning(stmts: list[ast.stmt]) -> list[ast.stmt]:
             branch = ast.If(test=st.test, body=_assigning([*st.body, *rest]),
                             orelse=_assigning([*st.orelse, *copy.deepcopy(rest)]))
             return [*stmts[:i], ast.copy_location(branch, st)]
+        if isinstance(st, (ast.For, ast.While)) and returns_in([st]):
+            start = [_set(RETURNING, ast.Constant(value=False), st), _set(RESULT, Undefined(), st)]
+            going_on = ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=RETURNING, ctx=ast.Load()))
+            rest = ast.If(test=going_on, body=_assigning(stmts[i + 1:]), orelse=[])
+            return [*stmts[:i], *start, _leaving(st), ast.copy_location(rest, st)]
     none = ast.Assign(targets=[ast.Name(id=RESULT, ctx=ast.Store())], value=ast.Constant(value=None))
     return [*stmts, ast.copy_location(none, stmts[-1]) if stmts else none]
+
+
+def _leaving(loop: ast.For | ast.While) -> ast.For | ast.While:
+    """A copy of `loop` whose `return`s set the result and the flag and leave it."""
+    loop = copy.deepcopy(loop)
+    loop.body = _leaving_body(loop.body)
+    return loop
+
+
+def _leaving_body(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for st in stmts:
+        if isinstance(st, ast.Return):
+            value = st.value if st.value is not None else ast.Constant(value=None)
+            out += [_set(RESULT, value, st), _set(RETURNING, ast.Constant(value=True), st),
+                    ast.copy_location(ast.Break(), st)]
+            return out  # nothing after a `return` runs
+        if isinstance(st, ast.If) and returns_in([st]):
+            st.body, st.orelse = _leaving_body(st.body), _leaving_body(st.orelse)
+        elif isinstance(st, (ast.For, ast.While)) and returns_in([st]):
+            st.body = _leaving_body(st.body)
+            leave = ast.If(test=ast.Name(id=RETURNING, ctx=ast.Load()), body=[ast.copy_location(ast.Break(), st)],
+                           orelse=[])
+            out += [st, ast.copy_location(leave, st)]
+            continue
+        out.append(st)
+    return out
+
+
+def _set(name: str, value: ast.expr, where: ast.stmt) -> ast.Assign:
+    return ast.copy_location(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value), where)

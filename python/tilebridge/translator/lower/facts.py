@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from .. import ir
+from .early_returns import RESULT
 
 # Python's comparisons, evaluated on translation-time values.
 COMPARISONS = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
@@ -120,3 +121,10 @@ def carried_names(fn: ast.FunctionDef) -> set[str]:
             carried |= ({name for i, name in everywhere if i in inside} &
                         {name for i, name in everywhere if i not in inside})
     return carried
+
+
+def shown_name(name: str) -> str:
+    """A name as a message shows it: quoted, or what a name a pass made (ending in `@`) stands for."""
+    if name == RESULT:
+        return "the helper's result"
+    return f"'{name.removesuffix('@')}'"

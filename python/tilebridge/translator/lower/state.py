@@ -106,6 +106,9 @@ class KernelState:
         self.guarded = 0  # > 0 while translating the branches of a runtime condition
         self.loops: list[int] = []  # the loops whose bodies are being translated (a helper's too), innermost last
         self.loop_count = 0
+        # Helpers' results bound before a loop that may return, not yet typed: the statement list
+        # each one's `let` is in and the loops lowered before it, by the let's id (`Walker.define`).
+        self.undefined: dict[int, tuple[list, int]] = {}
         self.while_loops: set[int] = set()  # the loops above that are `while` loops (`break` may leave them)
         self.loop_vars: dict[int, str] = {}  # a `for` loop's variable (Rust name), by loop
         # Every array access as translated, in order: (array, "loads" | "stores", the loops around it);

@@ -18,10 +18,9 @@ from ... import dtypes
 from ...errors import TranslationError
 from .. import ir
 from ..rust_syntax import number_literal, rust_name
-from . import branches, early_returns, streams
+from . import branches, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
-from .facts import COMPARISONS, assignments, carried_names, loop_assigned, with_article
-from .loop_split import split_loop
+from .facts import COMPARISONS, assignments, carried_names, loop_assigned, show_type, with_article
 from .ops import MOVES, OPS, array_slices, lists, memory, public_names, raw_memory, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
@@ -102,10 +101,9 @@ class Walker:
             body = body[1:]  # docstring
         if body and not isinstance(body[-1], ast.Return):
             body = [*body, ast.Return(value=None)]  # a helper run for its effects (stores)
+        # A `return` inside a loop: the result and a flag the loops carry (`early_returns`).
+        returning = {early_returns.RESULT, early_returns.RETURNING} if early_returns.returns_in_loops(body) else set()
         if early_returns.returns_in(body[:-1]):
-            if (loop := early_returns.returning_loop(body)) is not None:
-                raise self.error(node, f"a `return` inside a loop of a helper (line {loop.lineno}) is not "
-                                       "supported yet")
             body = early_returns.single_exit(body)
         reassigned = {name for _, name in assignments(fdef)}
         base = self.depth
@@ -113,7 +111,7 @@ class Walker:
             scopes=[{n: Binding(v, None, base) for n, v in values.items()}],
             globals=func.__globals__,
             depth_base=base,
-            loop_carried=caller.loop_carried | carried_names(fdef) | {
+            loop_carried=caller.loop_carried | carried_names(fdef) | returning | {
                 n for n in names if n in reassigned and any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(fdef))},
             helpers=[*caller.helpers, func.__name__],
             loop_assigned=loop_assigned(fdef),
@@ -172,13 +170,14 @@ class Walker:
             if val.kind in ("tile", "scalar") and val.expr is not None and not isinstance(val.expr, ir.Var):
                 out.append(ir.Eval(val.expr, node.lineno))  # a variable alone does nothing
         elif isinstance(node, ast.For):
-            self.lower_for(node, out)
+            loops.lower_for(self, node, out)
         elif isinstance(node, ast.While):
-            self.lower_while(node, out)
+            loops.lower_while(self, node, out)
         elif isinstance(node, (ast.Break, ast.Continue)):
-            if not self.state.loops or self.state.loops[-1] not in self.state.while_loops:
-                raise self.error(node, f"`{'break' if isinstance(node, ast.Break) else 'continue'}` is supported in "
-                                       "`while` loops only (Tile IR's `for` loops cannot exit early)")
+            if not self.state.loops:
+                raise self.error(node, f"`{'break' if isinstance(node, ast.Break) else 'continue'}` outside a loop")
+            # A `for` loop's own `break`s are flags by now (`loop_exits`): one here is a `while`'s.
+            assert isinstance(node, ast.Continue) or self.state.loops[-1] in self.state.while_loops
             out.append(ir.Break(node.lineno) if isinstance(node, ast.Break) else ir.Continue(node.lineno))
             return True  # nothing after it in its block runs
         elif isinstance(node, ast.Pass):
@@ -217,7 +216,7 @@ class Walker:
     def assign(self, target: ast.expr, value: ast.expr, out: list[ir.Stmt]) -> None:
         if isinstance(target, ast.Tuple):
             if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
-                vals = [self.expr(v, out, hint=t.id if isinstance(t, ast.Name) else "v")
+                vals = [self.expr(v, out, hint=t.id.removesuffix("@") if isinstance(t, ast.Name) else "v")
                         for t, v in zip(target.elts, value.elts)]
             else:
                 whole = self.expr(value, out)  # e.g. `m, n = x.shape` or a helper returning a tuple
@@ -228,7 +227,8 @@ class Walker:
                 self.bind(t, v, out)
                 self.observe_name(t)
             return
-        self.bind(target, self.expr(value, out, hint=target.id if isinstance(target, ast.Name) else "v"), out)
+        hint = target.id.removesuffix("@") if isinstance(target, ast.Name) else "v"
+        self.bind(target, self.expr(value, out, hint=hint), out)
         self.observe_name(target)
 
     def observe_name(self, target: ast.expr) -> None:
@@ -242,10 +242,24 @@ class Walker:
             raise self.error(target, "assignment to this target is not supported")
         name = target.id
         prev = self.lookup(name)
-        if val.kind == "const" and type(val.py) in (int, float) and name in self.frame.loop_carried:
-            # `cnt = 0` before a loop that does `cnt += 1`: a runtime variable the loop carries.
-            dt = "i32" if isinstance(val.py, int) else "f32"
-            val = Value("scalar", ir.ScalarType(dt), number_literal(val.py, dt), nonneg=val.py >= 0)
+        if prev is not None and prev.val.kind == "conflict":
+            prev = None  # no value since an `if` (`branches.lower_if`): bound anew
+        if val.kind == "const" and type(val.py) in (bool, int, float) and name in self.frame.loop_carried:
+            # `cnt = 0` before a loop that does `cnt += 1`, `found = False` before one that may set it
+            # True: a runtime variable the loop carries.
+            if type(val.py) is bool:
+                val = Value("scalar", ir.ScalarType("bool"), ir.Lit("true" if val.py else "false"))
+            else:
+                dt = "i32" if isinstance(val.py, int) else "f32"
+                val = Value("scalar", ir.ScalarType(dt), number_literal(val.py, dt), nonneg=val.py >= 0)
+        if val.kind == "undefined":  # a helper's result before a loop that may return: typed there
+            let = ir.Let(self.state.fresh(rust_name(name)), None, None, target.lineno, mutable=True)
+            out.append(let)
+            self.frame.scopes[-1][name] = Binding(val, let, self.depth)
+            self.state.undefined[id(let)] = (out, self.state.loop_count)
+            return
+        if prev is not None and prev.val.kind == "undefined" and val.kind in ("tile", "scalar"):
+            self.define(target, prev, val)
         if val.kind not in ("tile", "scalar"):
             if prev is not None and prev.val.kind in ("tile", "scalar") and not branches.branch_rebinds(self, prev):
                 raise self.error(target, "rebinding a runtime value to a compile-time value is not supported")
@@ -292,6 +306,22 @@ class Walker:
                   defn=val.expr if val.kind == "scalar" and name not in self.frame.loop_assigned else None),
             let, self.depth)
 
+    def define(self, target: ast.expr, undefined: Binding, val: Value) -> None:
+        """Types a helper's result, bound before a loop that may return, by the first value the loop
+        returns: a variable of that type, zero until the loop sets it (no path reads that zero). The
+        zero's statements go before the `let`, in a block no `if` inside the loop rolls back."""
+        let, (where, loops_before) = undefined.let, self.state.undefined.pop(id(undefined.let))
+        if not any(loop > loops_before for loop in self.state.loops):
+            raise self.error(target, "a helper's loop that may return never does here: not supported")
+        zero: list[ir.Stmt] = []
+        let.value = self.sem.zero(val.type, zero, let.name)
+        if let.value is None:
+            raise self.error(target, f"a helper returns {show_type(val.type)} from inside a loop: not supported yet")
+        let.type = val.type
+        index = next(i for i, st in enumerate(where) if st is let)
+        where[index:index] = zero
+        undefined.val = Value(val.kind, val.type, ir.Var(let.name))
+
     def checkpoint(self, out: list[ir.Stmt]) -> tuple:
         """What `rollback` needs to undo the statements appended to `out` from here on, and all they
         changed in the kernel's state and the current scopes."""
@@ -304,152 +334,6 @@ class Walker:
         self.state.rollback(state)
         self.frame.scopes[-1].clear()
         self.frame.scopes[-1].update(scope)
-
-    def lower_for(self, node: ast.For, out: list[ir.Stmt]) -> None:
-        if node.orelse:
-            raise self.error(node, "for-else is not supported")
-        if not isinstance(node.target, ast.Name):
-            raise self.error(node.target, "loop targets must be a single name")
-        it = node.iter
-        if self.is_static_iter(it):
-            self.unroll(node, out)
-            return
-        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-                and not it.keywords and 1 <= len(it.args) <= 3):
-            raise self.error(it, "only `for ... in range(...)` loops are supported")
-        split = split_loop(node, {name for _, name in assignments(node)})
-        if split is not None:
-            for half in split[0]:
-                self.stmt(half, out, [])
-            return
-        bound_vals = [self.expr(a, out) for a in it.args]
-        if len(bound_vals) == 3 and bound_vals[2].kind == "const" and bound_vals[2].py <= 0:
-            # cuTile Python rejects it too ("Step must be positive"); a Rust step_by would run nothing.
-            raise self.error(it.args[2], "a range step must be positive, as cuTile Python requires")
-        if all(v.kind == "const" and type(v.py) is int for v in bound_vals) and not range(*(v.py for v in bound_vals)):
-            # No trip, as Python runs it: nothing to emit. cutile 0.5.0 would bound the index of a
-            # loop of constant bounds by [start, stop - 1], which Tile IR rejects where it is empty.
-            return
-        bounds = [self.sem.i32(v, a, out) for v, a in zip(bound_vals, it.args)]
-        if len(bounds) == 3 and bound_vals[2].kind == "scalar" and bound_vals[2].dim is not None:
-            self.sem.require_positive(bound_vals[2])  # a ct.Constant step: the launcher checks it positive
-        elif len(bounds) == 3 and bound_vals[2].kind == "scalar" and self.state.on_constants(bounds[2]):
-            self.state.launch_check(ir.Binary(">", bounds[2], ir.Lit("0i32")),
-                                    f"{self.state.src.display_file}: the range step `{ast.unparse(it.args[2])}` "
-                                    "must be positive, as cuTile Python requires")
-        start_nonneg = len(bound_vals) == 1 or self.sem.nonneg(bound_vals[0])
-        start, stop, step = (ir.Lit("0i32"), bounds[0], None) if len(bounds) == 1 else (
-            bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
-        if step is not None and isinstance(step, ir.Lit) and step.text == "1i32":
-            step = None
-        var = rust_name(node.target.id)
-        body: list[ir.Stmt] = []
-        loop_var = Value("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg)
-        self.frame.scopes.append({node.target.id: Binding(loop_var, None, self.depth + 1)})
-        self.state.loop_count += 1
-        self.state.loops.append(self.state.loop_count)
-        self.state.loop_vars[self.state.loop_count] = var
-        # A grid-stride loop (`range(ct.bid(0), n, NUM_SMS)`) to a bound known when cutile compiles:
-        # cutile assumes block ids >= 0 and bounds a `for` loop's index, from which tileiras counts
-        # at most n / NUM_SMS trips and unrolls them all (the persistent layer norm: 8 copies of
-        # the body, 6x the SASS of cuTile Python's, registers spilled), where cuTile Python's loop
-        # from an unbounded block id stays a loop. As a `while` loop it stays a loop here too.
-        stride = len(bounds) == 3 and len(node.body) > 0 and not self.state.compile_time(start) and \
-            self.state.compile_time(stop) and self.sem.positive_step(bound_vals[2], step)
-        stream = streams.candidate(self, node, bound_vals, self.state.loop_count)
-        if stream is not None and not self.state.survey and stream.where not in self.state.streamable:
-            stream = None
-        first_access = len(self.state.accesses)
-        self.state.stream = stream
-        try:
-            self.block(node.body, body)
-        finally:
-            self.state.loops.pop()
-            self.state.stream = None
-        self.frame.scopes.pop()
-        if stream is not None and self.state.survey:
-            streams.survey_approves(self, stream, first_access)
-        if stream is not None and stream.array is not None:
-            out.append(streams.loop(stream, body, node.lineno))
-            return
-        if not stride:
-            loop = ir.For(var, start, stop, step, body, node.lineno)
-            if self.state.compile_time(start) and self.state.compile_time(stop) and not (
-                    isinstance(start, ir.Lit) and isinstance(stop, ir.Lit)):
-                # Bounds cutile knows when it compiles (ct.Constant values): it bounds the index by
-                # [start, stop - 1], which tileiras rejects at a specialization where the range is
-                # empty. Under `if start < stop` such a loop is not compiled there; elsewhere
-                # tileiras folds the test (the cubin is byte for byte the loop's alone).
-                out.append(ir.IfElse(ir.Binary("<", start, stop), [loop], [], node.lineno))
-            else:
-                out.append(loop)
-            return
-        counter = self.state.fresh(f"{var}_next")
-        out.append(ir.Let(counter, ir.ScalarType("i32"), start, node.lineno, mutable=True))
-        body.insert(0, ir.Let(var, ir.ScalarType("i32"), ir.Var(counter), node.lineno))
-        body.append(ir.Assign(counter, ir.Binary("+", ir.Var(counter), step or ir.Lit("1i32")), node.lineno))
-        out.append(ir.While(ir.Binary("<", ir.Var(counter), stop), body, node.lineno))
-
-    def is_static_iter(self, it: ast.expr) -> bool:
-        """Whether a loop's iterable is `ct.static_iter(...)`."""
-        if not (isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute))):
-            return False
-        try:
-            func = self.eval_static(it.func)
-        except TranslationError:
-            return False
-        return getattr(func, "__name__", None) == "static_iter" and \
-            getattr(func, "__module__", "").startswith("cuda.tile")
-
-    def unroll(self, node: ast.For, out: list[ir.Stmt]) -> None:
-        """`for x in ct.static_iter(items)`: the body once per item, in order, with `x` that item, as
-        cuTile Python unrolls it. Items known here (a range of numbers, a tuple) are unrolled here; a
-        range over ct.Constant bounds is a loop, which computes the same."""
-        (items_node,) = self.call_args(node.iter, ["iterable"], 1).values()
-        if any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(node)):
-            raise self.error(node, "`break` and `continue` in a ct.static_iter loop are not supported")
-        is_range = isinstance(items_node, ast.Call) and isinstance(items_node.func, ast.Name) and \
-            items_node.func.id == "range"
-        if is_range:
-            bounds = [self.expr(a, out) for a in items_node.args]
-            if not all(b.kind == "const" and isinstance(b.py, int) for b in bounds):
-                plain = ast.copy_location(ast.For(target=node.target, iter=items_node, body=node.body, orelse=[]), node)
-                self.lower_for(plain, out)
-                return
-            items = [Value("const", py=i) for i in range(*(b.py for b in bounds))]
-        else:
-            val = self.expr(items_node, out)
-            if val.kind != "tuple":
-                raise self.error(items_node, "ct.static_iter takes a range or a tuple here")
-            items = val.py
-        for item in items:
-            self.bind(node.target, item, out)
-            self.block(node.body, out)
-
-    def lower_while(self, node: ast.While, out: list[ir.Stmt]) -> None:
-        if node.orelse:
-            raise self.error(node, "while-else is not supported")
-        test: list[ir.Stmt] = []
-        cond = self.expr(node.test, test, hint="cond")
-        if cond.kind == "tile" and cond.shape == () and self.state.union.find(cond.dtype) == "bool":
-            cond = self.sem.scalar_of(cond, test, "cond")
-        forever = cond.kind == "const" and cond.py is True  # `while True:`, left by a `break`
-        if not forever and (test or cond.kind != "scalar" or cond.dtype != "bool"):
-            raise self.error(node.test, "a while condition must be True or a comparison of scalars (or `and`/`or` "
-                                        "of them) that needs no statements of its own")
-        if forever and not any(isinstance(n, ast.Break) for n in ast.walk(node)):
-            raise self.error(node, "a `while True:` loop without a `break` never ends")
-        body: list[ir.Stmt] = []
-        self.frame.scopes.append({})
-        self.state.loop_count += 1
-        self.state.loops.append(self.state.loop_count)
-        self.state.while_loops.add(self.state.loop_count)
-        try:
-            self.block(node.body, body)
-        finally:
-            self.state.loops.pop()
-        self.frame.scopes.pop()
-        out.append(ir.While(None if forever else cond.expr, body, node.lineno))
 
     @contextmanager
     def operands(self, consumer: str | None):
@@ -479,6 +363,10 @@ class Walker:
             raise self.error(node, "this literal is not supported in kernels")
         if isinstance(node, ast.Name):
             b = self.lookup(node.id)
+            if b is not None and b.val.kind == "undefined":
+                raise self.error(node, "a helper's loop that may return never does: its result has no value")
+            if b is not None and b.val.kind == "conflict":
+                raise self.error(node, f"{b.val.py}, so it has no one value here")
             if b is not None:
                 return b.val
             if node.id in self.state.branch_conflicts and node.id not in self.frame.globals:
@@ -486,6 +374,8 @@ class Walker:
             return self.static_value(self.eval_static(node), node)
         if isinstance(node, ast.Tuple):
             return Value("tuple", py=[self.expr(e, out, hint) for e in node.elts])
+        if isinstance(node, early_returns.Undefined):
+            return Value("undefined")
         if isinstance(node, ast.Attribute):
             return self.attribute(node, out)
         if isinstance(node, ast.Call):
@@ -612,8 +502,19 @@ class Walker:
             raise self.error(node, "a conditional expression must choose between scalars here")
         dtype = a.dtype if a.kind == "scalar" else b.dtype if b.kind == "scalar" else None
         if dtype is None:
-            raise self.error(node, "a conditional expression of two constants under a runtime condition is not "
-                                   "supported yet")
+            # Two numbers of one kind under a runtime condition (`1 if found else 0`): a runtime value
+            # of the type cuTile Python gives such a number.
+            kinds = {type(a.py), type(b.py)}
+            if len(kinds) != 1 or not kinds <= {bool, int, float} or (
+                    kinds == {int} and not all(-2 ** 31 <= v.py < 2 ** 31 for v in (a, b))):
+                raise self.error(node, "a conditional expression of two constants under a runtime condition "
+                                       "takes two bools, two i32 integers or two floats")
+            if kinds == {bool}:
+                return Value("scalar", ir.ScalarType("bool"), ir.If(cond.expr, *(
+                    ir.Lit("true" if v.py else "false") for v in (a, b))))
+            dtype = "i32" if kinds == {int} else "f32"
+            return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, *(number_literal(v.py, dtype)
+                                                                            for v in (a, b))))
         typed = self.sem.scalar_binop(node, "+", a, b)  # checks and types both sides alike
         return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, typed.expr.lhs, typed.expr.rhs))
 
