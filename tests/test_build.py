@@ -1143,7 +1143,7 @@ def picked(x, y):
         lower_checked(bad, {"x": ["f32"], "y": ["f32"]}, False, ())
 
 
-def test_loops_left_early(monkeypatch):
+def test_loops_left_early(monkeypatch, tmp_path):
     """`break` and `continue` in `for` loops, and `return` inside a helper's loops, as cuTile Python
     makes them (`lower.loop_exits`, `lower.early_returns`): a `break` sets a flag the loop carries
     and later trips skip their body, so the loop stays Tile IR's `for`, as many as cuTile Python's
@@ -1170,6 +1170,21 @@ def test_loops_left_early(monkeypatch):
     rust = tb.translate(sources["positive_tiles"].kernel, runtime_path=tbuild.RUNTIME_CRATE).files
     assert "let mut skipped: bool = false;" in rust["src/tile_kernels.rs"]
     assert "skipped = true;" in rust["src/tile_kernels.rs"]
+    # `or` of a carried bool and a 0-d tile of bools (cutile's `||` refuses the tile's value: `|`).
+    (tmp_path / "anyneg.py").write_text("""
+import cuda.tile as ct
+
+
+@ct.kernel
+def any_negative(x, out, N: ct.Constant[int]):
+    found = False
+    for i in range(N):
+        found = found or ct.sum(ct.load(x, (ct.bid(0), i), (1, 16))) < 0
+    ct.store(out, (ct.bid(0),), ct.full((1,), 1 if found else 0, ct.int32))
+""")
+    tb.build(tmp_path / "anyneg.py", quiet=True, cubins=True)
+    (src,) = frontend.load_all(tmp_path / "anyneg.py")
+    assert lower_checked(src, None, False, ())[0].compiled_at
 
 
 def test_raw_memory_as_cuTile_Python_makes_it(monkeypatch, tmp_path):

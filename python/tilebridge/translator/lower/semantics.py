@@ -124,10 +124,12 @@ class Semantics(Promotions, Integers, DTypeTests):
                 self.integer(a.dtype)
 
     def and_(self, a: Value, b: Value, op: str = "&&") -> Value:
+        """`a and b` (`op` "&&" or "&"), `a or b` ("||" or "|") of bools."""
+        conj = op in ("&&", "&")
         if a.kind == "const":
-            return b if bool(a.py) == (op == "&&") else a
+            return b if bool(a.py) == conj else a
         if b.kind == "const":
-            return a if bool(b.py) == (op == "&&") else b
+            return a if bool(b.py) == conj else b
         return Value("scalar", ir.ScalarType("bool"), ir.Binary(op, a.expr, b.expr))
 
     def dim_val(self, d: ir.Dim) -> Value:

@@ -478,6 +478,12 @@ class Walker:
     def boolop(self, node: ast.BoolOp, out: list[ir.Stmt], hint: str) -> Value:
         op = "&&" if isinstance(node.op, ast.And) else "||"
         vals = [self.sem.as_condition(self.expr(v, out, hint)) for v in node.values]
+        if any(v.kind == "tile" and v.shape == () and self.state.union.find(v.dtype) == "bool" for v in vals):
+            # A 0-d tile of bools (`ct.sum(t) < 0`), as an `if` takes it: its one value. cutile's
+            # `&&`/`||` take only bools it made itself: `&`/`|`, the same on bools (both sides are
+            # evaluated anyway).
+            op = op[0]
+            vals = [self.sem.scalar_of(v, out, "cond") if v.kind == "tile" else v for v in vals]
         for v, n in zip(vals, node.values):
             if v.kind not in ("const", "scalar") or (v.kind == "scalar" and v.dtype != "bool"):
                 raise self.error(n, "`and`/`or` take bools or comparisons here")
