@@ -1449,6 +1449,30 @@ def pv(p, v, out, T: ct.Constant[int]):
         ext.pv((1,), *arrays, T=64)
 
 
+def test_a_loop_variable_changing_arrays_makes_them_one_class(tmp_path):
+    """A loop variable that holds a tile of one array's dtype and is updated with one of another's
+    (TileGym's mamba2 `bwd_pass_state_kernel`): cuTile Python compiles it only where the two arrays
+    have one dtype, so they are one dtype class, which the launcher takes alike; typed as cuTile
+    Python types it. It was refused ("changes type inside the loop")."""
+    from tilebridge.translator import frontend, lower_checked
+
+    (tmp_path / "carried.py").write_text("""
+import cuda.tile as ct
+
+
+@ct.kernel
+def last_row(x, y, out, N: ct.Constant[int]):
+    acc = ct.load(x, index=(ct.bid(0),), shape=(16,))
+    for i in range(N):
+        acc = ct.load(y, index=(i,), shape=(16,))
+    ct.store(out, index=(ct.bid(0),), tile=acc)
+""")
+    (src,) = frontend.load_all(tmp_path / "carried.py")
+    (kir,) = lower_checked(src, None, False, ())
+    assert [sorted(c.arrays) for c in kir.dtype_classes if "x" in c.arrays] == [["out", "x", "y"]], kir.dtype_classes
+    assert kir.compiled_at
+
+
 def test_a_gather_of_one_element_is_the_safe_gather(monkeypatch, tmp_path):
     """`ct.gather(x, (i,))` at scalar indices with its bounds checked (a count, the element before
     the block's tile, padded where it is -1): the module's safe gather of a tile of one, reshaped

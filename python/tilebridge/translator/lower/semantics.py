@@ -42,6 +42,12 @@ class Semantics(Promotions, Integers, DTypeTests):
             return Value("tile", prev.val.type, val.expr, nonneg=val.nonneg)
         was, now = self.state.union.find(prev.val.dtype), self.state.union.find(val.dtype)
         if prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape and was.startswith("$") and \
+                now.startswith("$") and was not in self.state.promoted and now not in self.state.promoted:
+            # A tile of one array's dtype updated with one of another's: cuTile Python takes the loop
+            # only where the two arrays have one dtype, so they are one class (the launcher takes them alike).
+            self.state.union.union(was, now)
+            return Value("tile", prev.val.type, val.expr, nonneg=val.nonneg)
+        if prev.val.kind == val.kind == "tile" and prev.val.shape == val.shape and was.startswith("$") and \
                 now in FLOAT_RANK and self.float_only(was):
             # An array's tile updated with an f32 one: cuTile Python takes the loop only where the
             # array is f32, so the launcher takes that dtype alone (the conversion is the identity).
