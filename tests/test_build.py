@@ -1144,8 +1144,9 @@ def picked(x, y):
 
 
 def test_loops_left_early(monkeypatch, tmp_path):
-    """`break` and `continue` in `for` loops, and `return` inside a helper's loops, as cuTile Python
-    makes them (`lower.loop_exits`, `lower.early_returns`): a `break` sets a flag the loop carries
+    """`break` and `continue` in `for` loops, and `return` inside loops of a helper or of the kernel,
+    as cuTile Python makes them (`lower.loop_exits`, `lower.early_returns`; a kernel's `return` in a
+    loop ended only the trip before: the later trips stored): a `break` sets a flag the loop carries
     and later trips skip their body, so the loop stays Tile IR's `for`, as many as cuTile Python's
     and no `loop`; a `continue` in a grid-stride loop (a `while` here) moves the counter on first.
     A bool set inside a loop is a variable the loop carries (it was the constant it started as: a
@@ -1158,7 +1159,7 @@ def test_loops_left_early(monkeypatch, tmp_path):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     sources = {src.name: src for src in frontend.load_all(path)}
     for name, loops in (("first_above", 1), ("positive_tiles", 1), ("helper_returns_in_loop", 1),
-                        ("helper_returns_in_nested_loops", 2), ("strided_until", None)):
+                        ("helper_returns_in_nested_loops", 2), ("stores_until_negative", 1), ("strided_until", None)):
         (kir,) = lower_checked(sources[name], None, False, ())
         spec = kir.compiled_at[0]
         ours, bytecode = ext._compile_only(name, spec.generics, spec.strides, "sm_90")

@@ -90,25 +90,62 @@ def _assigning(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return [*stmts, ast.copy_location(none, stmts[-1]) if stmts else none]
 
 
-def _leaving(loop: ast.For | ast.While) -> ast.For | ast.While:
-    """A copy of `loop` whose `return`s set the result and the flag and leave it."""
+def kernel_exits(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The kernel's `body` with each `return` inside a loop made the flag and a `break` out of the
+    loop (and each enclosing one), what follows such a loop running where the flag is not set. A
+    `return` outside loops stays: the walker's early exit (`branches.lower_paths`)."""
+    if not returns_in_loops(body):
+        return body
+    docstring = body[:1] if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else []
+    start = _set(RETURNING, ast.Constant(value=False), body[0])
+    module = ast.Module(body=[*docstring, start, *_exiting(body[len(docstring):])], type_ignores=[])
+    if not any(isinstance(n, ast.Name) and n.id == RETURNING and isinstance(n.ctx, ast.Load) for n in ast.walk(module)):
+        _Unflagged().visit(module)  # nothing follows the loop: the `break` alone leaves it
+    return ast.fix_missing_locations(module).body
+
+
+class _Unflagged(ast.NodeTransformer):
+    """Drops the assignments of the flag, where nothing reads it."""
+
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign | None:
+        target = node.targets[0]
+        return None if isinstance(target, ast.Name) and target.id == RETURNING else node
+
+
+def _exiting(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    for i, st in enumerate(stmts):
+        if not returns_in_loops([st]):
+            continue
+        if isinstance(st, (ast.For, ast.While)):
+            st = _leaving(st, result=False)
+        elif isinstance(st, ast.If):
+            st = copy.deepcopy(st)
+            st.body, st.orelse = _exiting(st.body), _exiting(st.orelse)
+        rest = _exiting(stmts[i + 1:])
+        going_on = ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=RETURNING, ctx=ast.Load()))
+        return [*stmts[:i], st, *([ast.copy_location(ast.If(test=going_on, body=rest, orelse=[]), st)] if rest else [])]
+    return list(stmts)
+
+
+def _leaving(loop: ast.For | ast.While, result: bool = True) -> ast.For | ast.While:
+    """A copy of `loop` whose `return`s set the result (a helper's) and the flag and leave it."""
     loop = copy.deepcopy(loop)
-    loop.body = _leaving_body(loop.body)
+    loop.body = _leaving_body(loop.body, result)
     return loop
 
 
-def _leaving_body(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def _leaving_body(stmts: list[ast.stmt], result: bool) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for st in stmts:
         if isinstance(st, ast.Return):
             value = st.value if st.value is not None else ast.Constant(value=None)
-            out += [_set(RESULT, value, st), _set(RETURNING, ast.Constant(value=True), st),
+            out += [*([_set(RESULT, value, st)] if result else []), _set(RETURNING, ast.Constant(value=True), st),
                     ast.copy_location(ast.Break(), st)]
             return out  # nothing after a `return` runs
         if isinstance(st, ast.If) and returns_in([st]):
-            st.body, st.orelse = _leaving_body(st.body), _leaving_body(st.orelse)
+            st.body, st.orelse = _leaving_body(st.body, result), _leaving_body(st.orelse, result)
         elif isinstance(st, (ast.For, ast.While)) and returns_in([st]):
-            st.body = _leaving_body(st.body)
+            st.body = _leaving_body(st.body, result)
             leave = ast.If(test=ast.Name(id=RETURNING, ctx=ast.Load()), body=[ast.copy_location(ast.Break(), st)],
                            orelse=[])
             out += [st, ast.copy_location(leave, st)]

@@ -16,6 +16,7 @@ from ... import dtypes
 from .. import ir
 from ..frontend import KernelSource
 from ..rust_syntax import rust_name
+from . import early_returns
 from .bindings import ArrayUse, Binding, Value
 from .dtype_classes import DTypeResolver, resolve_stmt, resolve_type
 from .facts import assignments, carried_names, loop_assigned, names_read
@@ -50,8 +51,11 @@ def lower_body(w: Walker) -> ir.KernelIR:
     # Names a loop reassigns may hold any value there: no facts about them survive.
     w.frame.loop_assigned = loop_assigned(fn)
     w.frame.loop_carried = carried_names(fn)
+    # A `return` inside a loop: a flag the loops carry, and a `break` (`early_returns`).
+    stmts = early_returns.kernel_exits(fn.body)
+    w.frame.loop_carried.add(early_returns.RETURNING)
     body: list[ir.Stmt] = []
-    w.block(fn.body, body, docstring_ok=True)
+    w.block(stmts, body, docstring_ok=True)
     fuse_named_products(body, w.sem.float_only)
     for item, listed in w.state.items.items():
         # A list whose items the kernel writes is an output, each item lent to the launch.
