@@ -23,15 +23,6 @@ CASES = {"checked_ops": 19, "control_flow": 33, "math_ops": 15, "gathers": 12, "
 # hide an fma not taken or an f16 step where cuTile Python computes in f32.
 
 
-# Cases known to differ from cuTile Python, each with why: held apart (a case that starts to agree
-# fails too, so that the entry goes). A product made in one branch of a test of dtypes and summed in
-# a later one: cuTile Python decides the tests as it traces and fuses the two into one fma; the
-# translation keeps the branches (cutile folds them after), so it rounds twice: 1 f16 ulp
-# (measured on an H100, 2026-12-06).
-KNOWN_APART = {("dtype_branches", "float16[512], float16[512], float16[512], float32[512], 128"):
-               "t * 3 under `x.dtype == ct.float16`, then t - 0.25 under another dtype test: no fma"}
-
-
 @pytest.fixture(scope="module")
 def fixtures_ext():
     from installed import load_current
@@ -45,9 +36,5 @@ def test_fixture_cases_match_cutile_python(fixtures_ext, path):
     results = [run_case(fixtures_ext, kernel, grid, args) for kernel, grid, args in load_cases(path)]
     for r in results:
         print(r)
-    apart = [r for r in results if (r.kernel, r.description) in KNOWN_APART]
-    agreeing = [r for r in results if (r.kernel, r.description) not in KNOWN_APART]
-    assert len(results) == CASES[path.stem] and all(r.ok for r in agreeing), "\n".join(str(r) for r in results)
-    assert all(o.bitwise for r in agreeing for o in r.outputs), "\n".join(str(r) for r in results)
-    assert not any(r.ok and all(o.bitwise for o in r.outputs) for r in apart), "a known difference is gone: " + \
-        "\n".join(str(r) for r in apart)
+    assert len(results) == CASES[path.stem] and all(r.ok for r in results), "\n".join(str(r) for r in results)
+    assert all(o.bitwise for r in results for o in r.outputs), "\n".join(str(r) for r in results)

@@ -49,7 +49,13 @@ class Binding:
 
 
 class BranchScope(dict):
-    """The names one branch of a runtime `if` binds (a plain dict: the kernel's, a loop body's)."""
+    """The names one branch of a runtime `if` binds (a plain dict: the kernel's, a loop body's).
+    `to_the_end`: the branch holds the rest of the kernel (`branches.lower_paths` at its top level),
+    so a name it rebinds is its own from there on, never assigned back."""
+
+    def __init__(self, to_the_end: bool = False):
+        super().__init__()
+        self.to_the_end = to_the_end
 
 
 @dataclass

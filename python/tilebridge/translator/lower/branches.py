@@ -38,6 +38,11 @@ def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) 
         raise w.error(node.test, "an if condition must be a scalar comparison, a bool or a constant")
     if not w.frame.helpers and (may_return(node.body) or may_return(node.orelse)):
         return lower_paths(w, node, cond, out, rest)  # an early exit: what follows runs on the other path
+    if any(v.name in w.state.dtype_flags for v in ir.variables(cond.expr)) and at_the_kernels_top(w):
+        # A test of dtypes, which cuTile Python decides as it traces: the kernel's rest goes down
+        # each branch, straight-line as cuTile Python sees it, so that a product made before the
+        # test and summed after it fuses into one fma there as in cuTile Python (`fusion`).
+        return lower_paths(w, node, cond, out, rest, to_the_end=True)
     mark = w.checkpoint(out)
     try:
         branches, scopes = lower_branches(w, cond, [node.body, node.orelse])
@@ -62,7 +67,14 @@ def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) 
     return lower_paths(w, node, cond, out, rest)
 
 
-def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
+def at_the_kernels_top(w: Walker) -> bool:
+    """Whether the statement being lowered is at the kernel's top level, or in branches that hold
+    the rest of the kernel: what follows it in its block is all that follows it."""
+    return not w.frame.helpers and all(isinstance(s, BranchScope) and s.to_the_end for s in w.frame.scopes[1:])
+
+
+def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: list[ast.stmt],
+                to_the_end: bool = False) -> bool:
     """cuTile Python traces one branch per specialization; Rust types both. Where the branches
     leave a name with types that cannot be merged and later code reads it, the code after the
     `if` is translated once in each branch, typed by that branch's bindings. Where a branch on
@@ -70,7 +82,8 @@ def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: 
     refuses the values that take it, saying why (cuTile Python compiles it only for them)."""
     mark = w.checkpoint(out)
     try:
-        branches, _ = lower_branches(w, cond, [path_after(node.body, rest), path_after(node.orelse, rest)], paths=True)
+        branches, _ = lower_branches(w, cond, [path_after(node.body, rest), path_after(node.orelse, rest)], paths=True,
+                                     to_the_end=to_the_end)
         out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
         return True
     except TranslationError as e:
@@ -99,8 +112,8 @@ def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: 
     raise failure
 
 
-def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]],
-              paths: bool = False) -> tuple[list[list[ir.Stmt]], list[BranchScope]]:
+def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]], paths: bool = False,
+                   to_the_end: bool = False) -> tuple[list[list[ir.Stmt]], list[BranchScope]]:
     """The two branches of an `if`, each in a scope of its own. Where the condition depends on
     ct.Constant values only, an `if` on the same condition inside a branch is decided. With
     `paths`, the bodies are whole paths through the rest of the block, and each array access
@@ -116,7 +129,7 @@ def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]],
         if w.state.on_constants(cond.expr):
             w.state.facts = assume(w.state, cond.expr, known)
         stmts: list[ir.Stmt] = []
-        w.frame.scopes.append(BranchScope())
+        w.frame.scopes.append(BranchScope(to_the_end))
         w.block(body, stmts)
         scopes.append(w.frame.scopes.pop())  # names first bound in a branch end with it, as in Rust...
         branches.append(stmts)
@@ -142,6 +155,13 @@ def assume(state: KernelState, cond: ir.Expr, known: bool) -> dict[ir.Expr, bool
             cond.lhs, ir.Var) and isinstance(cond.rhs, ir.Lit) and cond.rhs.text.endswith("i32"):
         facts[cond.lhs] = int(cond.rhs.text[:-3])
     return facts
+
+
+def rebinds_to_the_end(w: Walker, prev: Binding | None) -> bool:
+    """Whether binding a name bound as `prev` happens in branches that hold the rest of the
+    kernel, entered since: the new value is the branch's own, nothing after needs it back."""
+    return branch_rebinds(w, prev) and not w.frame.helpers and all(
+        s.to_the_end for s in w.frame.scopes[prev.depth - w.frame.depth_base + 1:])
 
 
 def branch_rebinds(w: Walker, prev: Binding | None) -> bool:

@@ -21,15 +21,17 @@ from .. import ir
 _NESTED = ("body", "then", "other")  # the fields of statements that hold statements
 
 
-def fuse_named_products(body: list[ir.Stmt], float_only: Callable[[str], bool]) -> None:
+def fuse_named_products(body: list[ir.Stmt], float_only: Callable[[str], bool],
+                        traced: Callable[[ir.Expr], bool] = lambda cond: False) -> None:
     """Rewrites `body` in place; `float_only(dtype)`: whether tiles of `dtype` are floats at every
-    launch (an fma of integers is no fma)."""
-    uses: Counter[str] = Counter()
+    launch (an fma of integers is no fma). `traced(cond)`: whether cuTile Python decides an `if` on
+    `cond` as it traces (a test of dtypes), seeing one branch only: a product's uses are then
+    counted along each path, and it fuses into a sum that is its one use on the paths through it."""
     declared: Counter[str] = Counter()
     assigned: set[str] = set()
     lets: dict[str, tuple[ir.Let, list[ir.Stmt]]] = {}
 
-    def scan(stmts: list[ir.Stmt]) -> None:
+    def collect(stmts: list[ir.Stmt]) -> None:
         for s in stmts:
             if isinstance(s, ir.Let):
                 lets[s.name] = (s, stmts)
@@ -37,25 +39,36 @@ def fuse_named_products(body: list[ir.Stmt], float_only: Callable[[str], bool]) 
             elif isinstance(s, ir.Assign):
                 assigned.add(s.name)
             for f in dataclasses.fields(s):
-                value = getattr(s, f.name)
                 if f.name in _NESTED:
-                    scan(value)
-                else:
-                    uses.update(v.name for v in ir.variables(value))
+                    collect(getattr(s, f.name))
 
-    scan(body)
+    collect(body)
     products = {name: let for name, (let, _) in lets.items()
-                if declared[name] == 1 and uses[name] == 1 and not let.mutable and name not in assigned
+                if declared[name] == 1 and not let.mutable and name not in assigned
                 and isinstance(let.value, ir.Binary) and let.value.op == "*"
                 and isinstance(let.type, ir.TileType) and float_only(let.type.dtype)
                 and not assigned.intersection(v.name for v in ir.variables(let.value))}
     fused: set[str] = set()
 
-    def rewrite_expr(e: Any) -> Any:
+    def path_uses(stmts: list[ir.Stmt]) -> Counter[str]:
+        """Each name's uses on the path through `stmts` that uses it most."""
+        return sum((statement_uses(s) for s in stmts), Counter())
+
+    def statement_uses(s: ir.Stmt) -> Counter[str]:
+        uses = Counter(v.name for f in dataclasses.fields(s) if f.name not in _NESTED
+                       for v in ir.variables(getattr(s, f.name)))
+        if isinstance(s, ir.IfElse) and traced(s.cond):
+            return uses + (path_uses(s.then) | path_uses(s.other))  # `|`: the larger count of the two
+        for f in dataclasses.fields(s):
+            if f.name in _NESTED:
+                uses.update(path_uses(getattr(s, f.name)))
+        return uses
+
+    def rewrite_expr(e: Any, fusable: set[str]) -> Any:
         if isinstance(e, ir.Binary) and e.op in ("+", "-"):
-            lhs, rhs = rewrite_expr(e.lhs), rewrite_expr(e.rhs)
+            lhs, rhs = rewrite_expr(e.lhs, fusable), rewrite_expr(e.rhs, fusable)
             for product_first, p, acc in ((True, lhs, rhs), (False, rhs, lhs)):
-                if isinstance(p, ir.Var) and p.name in products and p.name not in fused:
+                if isinstance(p, ir.Var) and p.name in fusable:
                     x, y = products[p.name].value.lhs, products[p.name].value.rhs
                     if e.op == "-" and product_first:
                         acc = ir.Call("negf", (acc,))  # x * y - c = x * y + (-c)
@@ -65,21 +78,37 @@ def fuse_named_products(body: list[ir.Stmt], float_only: Callable[[str], bool]) 
                     return ir.Call("fma", (x, y, acc, ir.Lit("rounding::NearestEven"), ir.Lit("ftz::Disabled")))
             return dataclasses.replace(e, lhs=lhs, rhs=rhs)
         if isinstance(e, (tuple, list)):
-            return type(e)(rewrite_expr(x) for x in e)
+            return type(e)(rewrite_expr(x, fusable) for x in e)
         if dataclasses.is_dataclass(e) and not isinstance(e, (type, ir.Var)):
-            changed = {f.name: rewrite_expr(getattr(e, f.name)) for f in dataclasses.fields(e)}
+            changed = {f.name: rewrite_expr(getattr(e, f.name), fusable) for f in dataclasses.fields(e)}
             return dataclasses.replace(e, **changed) if any(changed[k] is not getattr(e, k) for k in changed) else e
         return e
 
-    def rewrite(stmts: list[ir.Stmt]) -> None:
-        for s in stmts:
+    def rewrite(stmts: list[ir.Stmt], outside: Counter[str], fusable: set[str] | None = None) -> None:
+        """`outside`: each name's uses on the most-using path through the statements around
+        `stmts`. Inside a statement other than a traced `if`, every use counts (both branches of
+        an `if` cutile runs, a loop's body): `fusable` is then decided for the whole statement."""
+        each = [statement_uses(s) for s in stmts]
+        total = sum(each, Counter())
+        for s, own in zip(stmts, each):
+            here = fusable
+            if here is None:
+                if isinstance(s, ir.IfElse) and traced(s.cond):
+                    around = outside + total - own + Counter(v.name for v in ir.variables(s.cond))
+                    rewrite(s.then, around)
+                    rewrite(s.other, around)
+                    continue
+                on_path = outside + total
+                here = {name for name in products if on_path[name] == 1}
             for f in dataclasses.fields(s):
                 if f.name in _NESTED:
-                    rewrite(getattr(s, f.name))
+                    rewrite(getattr(s, f.name), Counter(), here)
                 elif f.name in ("value", "expr", "cond", "start", "stop", "step"):
-                    setattr(s, f.name, rewrite_expr(getattr(s, f.name)))
+                    setattr(s, f.name, rewrite_expr(getattr(s, f.name), here))
 
-    rewrite(body)
+    rewrite(body, Counter())
+    left = path_uses(body)
     for name in fused:
-        let, stmts = lets[name]
-        stmts.remove(let)
+        if not left[name]:  # fused into its every use (one on each path)
+            let, stmts = lets[name]
+            stmts.remove(let)

@@ -56,7 +56,8 @@ def lower_body(w: Walker) -> ir.KernelIR:
     w.frame.loop_carried.add(early_returns.RETURNING)
     body: list[ir.Stmt] = []
     w.block(stmts, body, docstring_ok=True)
-    fuse_named_products(body, w.sem.float_only)
+    fuse_named_products(body, w.sem.float_only, traced=lambda cond: w.state.on_constants(cond) and any(
+        v.name in w.state.dtype_flags for v in ir.variables(cond)))
     for item, listed in w.state.items.items():
         # A list whose items the kernel writes is an output, each item lent to the launch.
         w.state.arrays[listed].written |= w.state.arrays.pop(item).written

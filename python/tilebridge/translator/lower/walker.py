@@ -270,7 +270,8 @@ class Walker:
         rname = rust_name(name)
         # Rebound to something else inside a branch: a binding of the branch's own, which the `if`
         # reconciles with the outer one where the branch ends.
-        branch_local = branches.branch_rebinds(self, prev) and (prev.let is None or prev.val.type != val.type)
+        branch_local = branches.branch_rebinds(self, prev) and (
+            prev.let is None or prev.val.type != val.type or branches.rebinds_to_the_end(self, prev))
         if not branch_local and prev is not None and prev.let is not None and prev.depth < self.depth:
             val = self.sem.as_carried(target, prev, val, out)
             # Assigned inside a loop, defined outside: a loop-carried `let mut`.
