@@ -1171,7 +1171,8 @@ def test_loops_left_early(monkeypatch, tmp_path):
     rust = tb.translate(sources["positive_tiles"].kernel, runtime_path=tbuild.RUNTIME_CRATE).files
     assert "let mut skipped: bool = false;" in rust["src/tile_kernels.rs"]
     assert "skipped = true;" in rust["src/tile_kernels.rs"]
-    # `or` of a carried bool and a 0-d tile of bools (cutile's `||` refuses the tile's value: `|`).
+    # `or` of a carried bool and a 0-d tile of bools (cutile's `||` refuses the tile's value: `|`); a
+    # `break` that is a statement of the loop's body itself.
     (tmp_path / "anyneg.py").write_text("""
 import cuda.tile as ct
 
@@ -1182,10 +1183,17 @@ def any_negative(x, out, N: ct.Constant[int]):
     for i in range(N):
         found = found or ct.sum(ct.load(x, (ct.bid(0), i), (1, 16))) < 0
     ct.store(out, (ct.bid(0),), ct.full((1,), 1 if found else 0, ct.int32))
+
+
+@ct.kernel
+def first_tile_only(x, y, N: ct.Constant[int]):
+    for i in range(N):
+        ct.store(y, (ct.bid(0),), ct.load(x, (i,), (16,)) * 2)
+        break  # a `break` of the loop's body itself
 """)
     tb.build(tmp_path / "anyneg.py", quiet=True, cubins=True)
-    (src,) = frontend.load_all(tmp_path / "anyneg.py")
-    assert lower_checked(src, None, False, ())[0].compiled_at
+    for src in frontend.load_all(tmp_path / "anyneg.py"):
+        assert lower_checked(src, None, False, ())[0].compiled_at
 
 
 def test_raw_memory_as_cuTile_Python_makes_it(monkeypatch, tmp_path):

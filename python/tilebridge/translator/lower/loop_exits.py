@@ -51,7 +51,8 @@ def with_break_flag(loop: ast.For, flag: str) -> list[ast.stmt]:
         def generic_visit(self, node: ast.AST) -> ast.AST:
             return node if isinstance(node, _SCOPES) else super().generic_visit(node)
 
-    body = [Breaks().visit(st) for st in copy.deepcopy(loop.body)]  # the kernel's own tree stays as it is
+    holder = ast.Module(body=copy.deepcopy(loop.body), type_ignores=[])  # the kernel's own tree stays as it is
+    body = Breaks().generic_visit(holder).body  # a `break` of the body itself becomes two statements there
     skip = ast.copy_location(ast.If(test=name(ast.Load()), body=[ast.copy_location(ast.Continue(), loop)],
                                     orelse=[]), loop)
     rewritten = ast.copy_location(ast.For(target=loop.target, iter=loop.iter, body=[skip, *body], orelse=[],
