@@ -1342,7 +1342,7 @@ def branchy(x, w, y, T: ct.Constant[int]):
             lower_checked(bad, dtypes, False, ())
 
 
-def test_a_product_fuses_across_tests_of_dtypes(monkeypatch):
+def test_a_product_fuses_across_tests_of_dtypes(monkeypatch, tmp_path):
     """`t = t * 3` under `x.dtype == ct.float16`, then `t = t - 0.25` under another test of dtypes:
     cuTile Python decides the tests as it traces and fuses the two into one fma; the kernel's rest
     goes down each branch here, and the product fuses on the path where the sum is its one use, so
@@ -1368,6 +1368,23 @@ def test_a_product_fuses_across_tests_of_dtypes(monkeypatch):
         assert count[0] == count[1], (key, count)
     assert ("f16", "f16", "f16", "f32") in seen, seen
     coverage.cubin(bytecode)
+    # In a ct.static_iter body (lowered once per item) a test's branch is no path to the kernel's
+    # end: what it rebinds is assigned back, or the next item would read the value before it.
+    (tmp_path / "unrolled.py").write_text("""
+import cuda.tile as ct
+
+
+@ct.kernel
+def unrolled_tests(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    for k in ct.static_iter(range(2)):
+        if x.dtype == ct.float16:
+            t = t * 3
+        t = t + 1
+    ct.store(y, index=(ct.bid(0),), tile=t)
+""")
+    body = tb.translate(tmp_path / "unrolled.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    assert len(re.findall(r"^\s*t = t \* t_\d+;", body, re.M)) == 2, body
 
 
 def test_item_of_a_tile_of_an_arrays_dtype(monkeypatch):

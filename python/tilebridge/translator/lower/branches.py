@@ -69,8 +69,10 @@ def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) 
 
 def at_the_kernels_top(w: Walker) -> bool:
     """Whether the statement being lowered is at the kernel's top level, or in branches that hold
-    the rest of the kernel: what follows it in its block is all that follows it."""
-    return not w.frame.helpers and all(isinstance(s, BranchScope) and s.to_the_end for s in w.frame.scopes[1:])
+    the rest of the kernel: what follows it in its block is all that follows it (not so in a
+    helper, a loop, or a ct.static_iter body, which is lowered once per item)."""
+    return not w.frame.helpers and not w.state.unrolling and all(
+        isinstance(s, BranchScope) and s.to_the_end for s in w.frame.scopes[1:])
 
 
 def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: list[ast.stmt],

@@ -147,9 +147,13 @@ def unroll(w: Walker, node: ast.For, out: list[ir.Stmt]) -> None:
         if val.kind != "tuple":
             raise w.error(items_node, "ct.static_iter takes a range or a tuple here")
         items = val.py
-    for item in items:
-        w.bind(node.target, item, out)
-        w.block(node.body, out)
+    w.state.unrolling += 1
+    try:
+        for item in items:
+            w.bind(node.target, item, out)
+            w.block(node.body, out)
+    finally:
+        w.state.unrolling -= 1
 
 
 def lower_while(w: Walker, node: ast.While, out: list[ir.Stmt]) -> None:

@@ -106,6 +106,7 @@ class KernelState:
         self.guarded = 0  # > 0 while translating the branches of a runtime condition
         self.loops: list[int] = []  # the loops whose bodies are being translated (a helper's too), innermost last
         self.loop_count = 0
+        self.unrolling = 0  # ct.static_iter loops being unrolled around the statement lowered
         # Helpers' results bound before a loop that may return, not yet typed: the statement list
         # each one's `let` is in and the loops lowered before it, by the let's id (`Walker.define`).
         self.undefined: dict[int, tuple[list, int]] = {}
