@@ -54,8 +54,8 @@ def lower_for(w: Walker, node: ast.For, out: list[ir.Stmt]) -> None:
         w.sem.require_positive(bound_vals[2])  # a ct.Constant step: the launcher checks it positive
     elif len(bounds) == 3 and bound_vals[2].kind == "scalar" and w.state.on_constants(bounds[2]):
         w.state.launch_check(ir.Binary(">", bounds[2], ir.Lit("0i32")),
-                                f"{w.state.src.display_file}: the range step `{ast.unparse(it.args[2])}` "
-                                "must be positive, as cuTile Python requires")
+                             f"{w.state.src.display_file}: the range step `{ast.unparse(it.args[2])}` "
+                             "must be positive, as cuTile Python requires")
     start_nonneg = len(bound_vals) == 1 or w.sem.nonneg(bound_vals[0])
     start, stop, step = (ir.Lit("0i32"), bounds[0], None) if len(bounds) == 1 else (
         bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else None)
@@ -166,7 +166,7 @@ def lower_while(w: Walker, node: ast.While, out: list[ir.Stmt]) -> None:
     forever = cond.kind == "const" and cond.py is True  # `while True:`, left by a `break`
     if not forever and (test or cond.kind != "scalar" or cond.dtype != "bool"):
         raise w.error(node.test, "a while condition must be True or a comparison of scalars (or `and`/`or` "
-                                    "of them) that needs no statements of its own")
+                                 "of them) that needs no statements of its own")
     if forever and not any(isinstance(n, ast.Break) for n in ast.walk(node)):
         raise w.error(node, "a `while True:` loop without a `break` never ends")
     body: list[ir.Stmt] = []
