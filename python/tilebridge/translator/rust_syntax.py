@@ -33,6 +33,15 @@ def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.L
     return ir.Lit(f"{text}{dtype}")
 
 
+def runtime_literal(value: bool | int | float) -> tuple[str, ir.Lit | ir.Binary]:
+    """A Python bool, int or float as the runtime scalar cuTile Python makes of it where it must be
+    one (a loop carries it, a runtime condition chooses it): its dtype (bool, i32, f32) and literal."""
+    if isinstance(value, bool):
+        return "bool", ir.Lit("true" if value else "false")
+    dtype = "i32" if isinstance(value, int) else "f32"
+    return dtype, number_literal(value, dtype)
+
+
 def number_literal(value: int | float, dtype: str) -> ir.Lit | ir.Binary:
     """A Python number as a Rust literal of a scalar dtype (`3i32`, `0.5f32`)."""
     return float_literal(float(value), dtype) if dtype in FLOAT_RANK else int_literal(int(value), dtype)

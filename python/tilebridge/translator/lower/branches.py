@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .. import ir
 from ...errors import TranslationError
-from ..rust_syntax import number_literal, rust_name
+from ..rust_syntax import number_literal, runtime_literal, rust_name
 from .bindings import ArrayUse, Binding, BranchScope, Value
 from .facts import may_return, names_read, path_after, show_type, shown_name
 
@@ -215,12 +215,12 @@ def hoist_branch_names(w: Walker, node: ast.If, scopes: list[BranchScope], branc
         if all(v.kind == "const" and type(v.py) in (int, float) for v in consts) and \
                 type(consts[0].py) is type(consts[1].py):
             # A constant that differs by branch becomes a runtime scalar.
-            dt = "i32" if isinstance(consts[0].py, int) else "f32"
+            dt = runtime_literal(consts[0].py)[0]
             var = w.state.fresh(rust_name(name))
             let = ir.Let(var, ir.ScalarType(dt), w.sem.zero(ir.ScalarType(dt), out, var), node.lineno, mutable=True)
             out.append(let)
             for v, branch in zip(consts, branches):
-                branch.append(ir.Assign(var, number_literal(v.py, dt), node.lineno))
+                branch.append(ir.Assign(var, runtime_literal(v.py)[1], node.lineno))
             w.frame.scopes[-1][name] = Binding(Value("scalar", ir.ScalarType(dt), ir.Var(var)), let, w.depth)
             continue
         if merge_number_and_scalar(w, node, name, first, second, branches, out):

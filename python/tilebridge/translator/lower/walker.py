@@ -17,7 +17,7 @@ from typing import Any
 from ... import dtypes
 from ...errors import TranslationError
 from .. import ir
-from ..rust_syntax import number_literal, rust_name
+from ..rust_syntax import runtime_literal, rust_name
 from . import branches, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, carried_names, loop_assigned, show_type, with_article
@@ -247,11 +247,8 @@ class Walker:
         if val.kind == "const" and type(val.py) in (bool, int, float) and name in self.frame.loop_carried:
             # `cnt = 0` before a loop that does `cnt += 1`, `found = False` before one that may set it
             # True: a runtime variable the loop carries.
-            if type(val.py) is bool:
-                val = Value("scalar", ir.ScalarType("bool"), ir.Lit("true" if val.py else "false"))
-            else:
-                dt = "i32" if isinstance(val.py, int) else "f32"
-                val = Value("scalar", ir.ScalarType(dt), number_literal(val.py, dt), nonneg=val.py >= 0)
+            dt, lit = runtime_literal(val.py)
+            val = Value("scalar", ir.ScalarType(dt), lit, nonneg=dt != "bool" and val.py >= 0)
         if val.kind == "undefined":  # a helper's result before a loop that may return: typed there
             let = ir.Let(self.state.fresh(rust_name(name)), None, None, target.lineno, mutable=True)
             out.append(let)
@@ -516,12 +513,8 @@ class Walker:
                     kinds == {int} and not all(-2 ** 31 <= v.py < 2 ** 31 for v in (a, b))):
                 raise self.error(node, "a conditional expression of two constants under a runtime condition "
                                        "takes two bools, two i32 integers or two floats")
-            if kinds == {bool}:
-                return Value("scalar", ir.ScalarType("bool"), ir.If(cond.expr, *(
-                    ir.Lit("true" if v.py else "false") for v in (a, b))))
-            dtype = "i32" if kinds == {int} else "f32"
-            return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, *(number_literal(v.py, dtype)
-                                                                            for v in (a, b))))
+            (dtype, then), (_, other) = runtime_literal(a.py), runtime_literal(b.py)
+            return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, then, other))
         typed = self.sem.scalar_binop(node, "+", a, b)  # checks and types both sides alike
         return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, typed.expr.lhs, typed.expr.rhs))
 
