@@ -84,27 +84,28 @@ def fuse_named_products(body: list[ir.Stmt], float_only: Callable[[str], bool],
             return dataclasses.replace(e, **changed) if any(changed[k] is not getattr(e, k) for k in changed) else e
         return e
 
-    def rewrite(stmts: list[ir.Stmt], outside: Counter[str], fusable: set[str] | None = None) -> None:
-        """`outside`: each name's uses on the most-using path through the statements around
-        `stmts`. Inside a statement other than a traced `if`, every use counts (both branches of
-        an `if` cutile runs, a loop's body): `fusable` is then decided for the whole statement."""
+    def rewrite(stmts: list[ir.Stmt], outside: Counter[str]) -> None:
+        """`outside`: each name's uses on the most-using path through the statements around `stmts`."""
         each = [statement_uses(s) for s in stmts]
         total = sum(each, Counter())
         for s, own in zip(stmts, each):
-            here = fusable
-            if here is None:
-                if isinstance(s, ir.IfElse) and traced(s.cond):
-                    around = outside + total - own + Counter(v.name for v in ir.variables(s.cond))
-                    rewrite(s.then, around)
-                    rewrite(s.other, around)
-                    continue
+            if isinstance(s, ir.IfElse) and traced(s.cond):
+                around = outside + total - own + Counter(v.name for v in ir.variables(s.cond))
+                rewrite(s.then, around)
+                rewrite(s.other, around)
+            else:
                 on_path = outside + total
-                here = {name for name in products if on_path[name] == 1}
+                rewrite_within([s], {name for name in products if on_path[name] == 1})
+
+    def rewrite_within(stmts: list[ir.Stmt], fusable: set[str]) -> None:
+        """Inside a statement other than a traced `if` every use counts (both branches of an `if`
+        cutile runs, a loop's body): `fusable` is decided for the whole statement."""
+        for s in stmts:
             for f in dataclasses.fields(s):
                 if f.name in _NESTED:
-                    rewrite(getattr(s, f.name), Counter(), here)
+                    rewrite_within(getattr(s, f.name), fusable)
                 elif f.name in ("value", "expr", "cond", "start", "stop", "step"):
-                    setattr(s, f.name, rewrite_expr(getattr(s, f.name), here))
+                    setattr(s, f.name, rewrite_expr(getattr(s, f.name), fusable))
 
     rewrite(body, Counter())
     left = path_uses(body)
