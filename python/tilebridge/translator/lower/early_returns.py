@@ -83,9 +83,7 @@ def _assigning(stmts: list[ast.stmt]) -> list[ast.stmt]:
             return [*stmts[:i], ast.copy_location(branch, st)]
         if isinstance(st, (ast.For, ast.While)) and returns_in([st]):
             start = [_set(RETURNING, ast.Constant(value=False), st), _set(RESULT, Undefined(), st)]
-            going_on = ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=RETURNING, ctx=ast.Load()))
-            rest = ast.If(test=going_on, body=_assigning(stmts[i + 1:]), orelse=[])
-            return [*stmts[:i], *start, _leaving(st), ast.copy_location(rest, st)]
+            return [*stmts[:i], *start, _leaving(st), _unless_returning(_assigning(stmts[i + 1:]), st)]
     none = ast.Assign(targets=[ast.Name(id=RESULT, ctx=ast.Store())], value=ast.Constant(value=None))
     return [*stmts, ast.copy_location(none, stmts[-1]) if stmts else none]
 
@@ -122,9 +120,14 @@ def _exiting(stmts: list[ast.stmt]) -> list[ast.stmt]:
             st = copy.deepcopy(st)
             st.body, st.orelse = _exiting(st.body), _exiting(st.orelse)
         rest = _exiting(stmts[i + 1:])
-        going_on = ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=RETURNING, ctx=ast.Load()))
-        return [*stmts[:i], st, *([ast.copy_location(ast.If(test=going_on, body=rest, orelse=[]), st)] if rest else [])]
+        return [*stmts[:i], st, *([_unless_returning(rest, st)] if rest else [])]
     return list(stmts)
+
+
+def _unless_returning(rest: list[ast.stmt], where: ast.stmt) -> ast.If:
+    """`if not returning: rest`: what follows a loop that may return, where it did not."""
+    going_on = ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=RETURNING, ctx=ast.Load()))
+    return ast.copy_location(ast.If(test=going_on, body=rest, orelse=[]), where)
 
 
 def _leaving(loop: ast.For | ast.While, result: bool = True) -> ast.For | ast.While:
