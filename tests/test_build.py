@@ -608,15 +608,16 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels
     ir, _ = ext._compile_only("row_gather", ["f16", "f16", "1000", "1024"], [("x", [-1, 1]), ("y", [-1, 1])], "sm_90")
     # its gather checks bounds only where TILE != N, a choice made at launch: unsafe, and said so; its
-    # row scatter stays the masked pointer store cuTile Python emits (as the checked store of the
-    # block's tile it was 6 to 11% slower on the H200: only with --lift-gathers)
+    # scatter of the block's own row stays the masked pointer store cuTile Python emits (as the
+    # checked store of the block's tile it was 6 to 11% slower on the H200: only with
+    # --lift-gathers), through the module's safe scatter, which masks it to that row itself
     assert "load_ptr_tko" in ir and "store_ptr_tko" in ir and "store_view_tko" not in ir
     assert [r.split(" (")[0] for r in meta["row_gather"].unsafe_reasons] == [
-        "gathers from 'x' with check_bounds decided at launch", "scatters to 'y' through pointers"]
+        "gathers from 'x' with check_bounds decided at launch"]
     ir, _ = ext._compile_only("regathered", ["f32", "64"], [("x", [1]), ("y", [1])], "sm_90")
-    # a safe gather: the scatter is the kernel's one unsafe block
+    # a safe gather, and a scatter of the block's own tile (ct.bid(0) * TILE + ct.arange(TILE)): safe
     assert "load_ptr_tko" in ir and "store_ptr_tko" in ir
-    assert [r.split(" (")[0] for r in meta["regathered"].unsafe_reasons] == ["scatters to 'y' through pointers"]
+    assert meta["regathered"].safe and not meta["regathered"].unsafe_reasons
     ir, _ = ext._compile_only("shifted", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     # masked to x's bounds: one unsigned comparison per lane, made in the safe gather; the scatter of
     # overlapping ranges stays a masked pointer store, unsafe
@@ -627,7 +628,12 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     ir, _ = ext._compile_only("wild_gather", ["f32", "i32", "i32", "64"], [("x", [-1, 1]), ("rows", [1]),
                                                                         ("cols", [1]), ("y", [1])], "sm_90")
     assert ir.count("load_ptr_tko") == 3
-    assert [r.split(" (")[0] for r in meta["wild_gather"].unsafe_reasons] == ["scatters to 'y' through pointers"]
+    assert meta["wild_gather"].safe
+    # rows a block owns (ct.bid(0), a tile of it, one element, masked, in a loop): safe; through cubin
+    ir, bytecode = ext._compile_only("owned_rows", ["f32", "f32", "f32", "f32", "100", "64"], [
+        ("x", [-1, 1]), ("y", [-1, 1]), ("mean", [1]), ("rstd", [1])], "sm_90")
+    assert meta["owned_rows"].safe and ir.count("store_ptr_tko") == 3
+    coverage.cubin(bytecode)
     # f32 tiles stored into `stats`: built for f32 only, as cuTile Python casts no narrower
     # x only moved: every dtype cutile converts to f32 (not bool); y holds what is stored into it
     assert meta["hinted_store"].dtypes == {"E0": [d for d in ARRAY_DTYPES if d != "bool"], "E1": ["f32"]}

@@ -1,6 +1,7 @@
 """Translation without building: golden output, rustfmt-clean code, and clear errors."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -97,6 +98,81 @@ def test_safety_report():
     vadd = ExtensionMetadata.from_json(generated(REPO / "examples" / "vector_add.py")["tilebridge.json"])
     assert vadd.kernels["vector_add"].safe is True
     assert "unsafe" not in generated(REPO / "examples" / "vector_add.py")["src/tile_kernels.rs"]
+
+
+def test_a_scatter_is_safe_only_into_what_its_block_owns(tmp_path):
+    """A bounds-checked scatter into row `ct.bid(0)` (or, of a 1-D array, the tile `ct.bid(0) * T +
+    ct.arange(T)`, or the rows of a grid-stride loop from `ct.bid(0)`) goes through the module's
+    safe scatter, in a kernel that reads no other block index; in a kernel that reads none, a
+    scatter anywhere is the first block's. Any other scatter stays the unsafe pointer store, and
+    says why."""
+    (tmp_path / "owned.py").write_text('''
+import cuda.tile as ct
+
+T = ct.Constant[int]
+
+
+@ct.kernel
+def own_tile(x, y, B: T):
+    offs = ct.bid(0) * B + ct.arange(B, dtype=ct.int32)
+    ct.scatter(y, offs, ct.gather(x, offs) + 1)
+
+
+@ct.kernel
+def own_row(x, y, B: T):
+    cols = ct.arange(B, dtype=ct.int32)
+    ct.scatter(y, (ct.bid(0), cols), ct.gather(x, (ct.bid(0), cols)) + 1)
+
+
+@ct.kernel
+def strided(x, y, R: T, B: T):
+    cols = ct.arange(B, dtype=ct.int32)
+    for r in range(ct.bid(0), R, ct.num_blocks(0)):
+        ct.scatter(y, (r, cols), ct.gather(x, (r, cols)) + 1)
+
+
+@ct.kernel
+def no_block_index(x, y, B: T):
+    ct.scatter(y, ct.arange(B, dtype=ct.int32), ct.load(x, index=(0,), shape=(B,)) + 1)
+
+
+@ct.kernel
+def no_block_index_in_place(x, y, B: T):
+    offs = ct.arange(B, dtype=ct.int32)
+    ct.scatter(y, offs, ct.gather(x, offs) + 1)  # x and y may be one array, which every block reads
+
+
+@ct.kernel
+def columns_by_block(x, y, B: T):
+    cols = ct.bid(1) * B + ct.arange(B, dtype=ct.int32)
+    ct.scatter(y, (ct.bid(0), cols), ct.gather(x, (ct.bid(0), cols)) + 1)
+
+
+@ct.kernel
+def unchecked(x, y, B: T):
+    offs = ct.bid(0) * B + ct.arange(B, dtype=ct.int32)
+    ct.scatter(y, offs, ct.gather(x, offs) + 1, check_bounds=False)
+
+
+@ct.kernel
+def overlapping(x, y, B: T):
+    offs = ct.bid(0) * 3 + ct.arange(B, dtype=ct.int32)
+    ct.scatter(y, offs, ct.gather(x, offs) + 1)
+
+
+@ct.kernel
+def one_element_by_many_lanes(x, y, B: T):
+    ct.scatter(y, ct.full((B,), ct.bid(0), dtype=ct.int32), ct.load(x, index=(ct.bid(0),), shape=(B,)))
+''')
+    files = generated(tmp_path / "owned.py")
+    meta = ExtensionMetadata.from_json(files["tilebridge.json"]).kernels
+    assert all(meta[k].safe for k in ("own_tile", "own_row", "strided", "no_block_index"))
+    body = files["src/tile_kernels.rs"]
+    assert "scatter_own_tile_1d(y, get_tile_block_id().0," in body and "scatter_own_row_2d_into_1d(" in body
+    assert re.search(r"scatter_own_row_2d_into_1d_strided\(\s*y,\s*y_stride_0,\s*r,", body)
+    assert "scatter_first_block_1d_into_1d(" in body
+    for name in ("no_block_index_in_place", "columns_by_block", "unchecked", "overlapping", "one_element_by_many_lanes"):
+        assert [r.split(" (")[0] for r in meta[name].unsafe_reasons] == ["scatters to 'y' through pointers"], name
 
 
 def _marked_line(kernel_name: str) -> int:

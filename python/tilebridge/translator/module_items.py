@@ -5,7 +5,8 @@ the emitter asks which a crate calls.
 Most are small safe abstractions over cutile's `unsafe` operations, each enforcing its own
 precondition, so that a kernel calling them needs no `unsafe` block of its own: a gather masked to
 the array's own bounds (its addresses from the stride parameters the launcher fills from the
-array), a padded view that starts from the tensor's own token, a hinted store of the block's own
+array), a scatter masked to them and to the rows the block owns (or written by the first block
+only), a padded view that starts from the tensor's own token, a hinted store of the block's own
 tile, a rounding mode on the one element type it is defined for."""
 
 from __future__ import annotations
@@ -31,6 +32,24 @@ def gather(rank: int, lanes: int, masked: bool, latency: int) -> str:
     return f"gather_{rank}d_into_{lanes}d{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
 
 
+def own_scatter(rank: int, lanes: int, masked: bool, latency: int, strided: bool) -> str:
+    """A scatter into an array of `rank` axes where each block writes only what it owns: for a 1-D
+    array its tile `ct.bid(0)` (of tiles as wide as the value, given by index), else its row
+    `ct.bid(0)`, the other axes' indices a tile of `lanes` axes; `strided`, every tile or row
+    congruent to `ct.bid(0)` modulo the blocks along axis 0 (a grid-stride loop's). Masked to the
+    array's bounds (and to a mask of the caller's, where `masked`), with a latency hint (0: none)."""
+    suffix = f"{'_strided' if strided else ''}{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
+    return f"scatter_own_tile_1d{suffix}" if rank == 1 else f"scatter_own_row_{rank}d_into_{lanes}d{suffix}"
+
+
+def first_block_scatter(rank: int, lanes: int, masked: bool, latency: int) -> str:
+    """A scatter in a kernel that reads no block index, into an array of `rank` axes at index tiles
+    of `lanes` axes, written by the first block only (every block computes the same); masked to
+    the array's bounds (and to a mask of the caller's, where `masked`), with a latency hint (0:
+    none)."""
+    return f"scatter_first_block_{rank}d_into_{lanes}d{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
+
+
 def rounded(func: str, rounding: str) -> str:
     """`func` (exp, tanh) of f32 tiles with a rounding mode (Approx, Full) Tile IR defines for f32."""
     return f"{func}_{rounding.lower()}_f32"
@@ -48,6 +67,9 @@ def _snake(name: str) -> str:
 
 _PADDED = re.compile(r"partition_padded_(\w+)$")
 _GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
+_OWN_TILE = re.compile(r"scatter_own_tile_1d(_strided)?(_masked)?(?:_latency(\d+))?$")
+_OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_strided)?(_masked)?(?:_latency(\d+))?$")
+_FIRST_BLOCK = re.compile(r"scatter_first_block_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _ROUNDED = re.compile(r"(exp|tanh)_(approx|full)_f32$")
 _HINTED = re.compile(r"store_tile_(\d)d_tma_(on|off)(?:_latency(\d+))?$")
 
@@ -61,6 +83,12 @@ def called(kernels: list[ir.KernelIR]) -> dict:
         "padded_partitions": sorted(("".join(w.title() for w in m[1].split("_")), n)
                                     for n in names if (m := _PADDED.match(n))),
         "gathers": gathers,
+        "own_scatters": sorted([(1, 1, bool(m[2]), int(m[3] or 0), bool(m[1]))
+                                for n in names if (m := _OWN_TILE.match(n))] +
+                               [(int(m[1]), int(m[2]), bool(m[4]), int(m[5] or 0), bool(m[3]))
+                                for n in names if (m := _OWN_ROW.match(n))]),
+        "first_block_scatters": sorted((int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0))
+                                       for n in names if (m := _FIRST_BLOCK.match(n))),
         "rounded": sorted((m[1], m[2]) for n in names if (m := _ROUNDED.match(n))),
         "hinted_stores": sorted((int(m[1]), m[2] == "on", None if m[3] is None else int(m[3]))
                                 for n in names if (m := _HINTED.match(n))),

@@ -42,6 +42,7 @@ class Survey:
     computed: frozenset[str] = frozenset()
     promote: bool = True  # False: arrays whose tiles meet share one dtype class (see `lower_kernel`)
     streams: frozenset[tuple[int, int]] = frozenset()  # loops whose one store may stream (`streams.py`)
+    block_axes: frozenset[int] = frozenset()  # the axes of ct.bid the kernel reads
 
 
 # The most dtype combinations a kernel's arrays may have before arrays that meet are tied into one
@@ -53,7 +54,7 @@ def survey(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = N
            lift_gathers: bool = False) -> Survey:
     _, state = kernel.lower(src, dtypes, lift_gathers)
     return Survey(state.counted, frozenset(state.int_arrays), frozenset(state.computed_seen),
-                  streams=frozenset(state.stream_loops))
+                  streams=frozenset(state.stream_loops), block_axes=frozenset(state.block_axes))
 
 
 def lower_kernel(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None = None,

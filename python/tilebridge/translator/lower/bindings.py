@@ -23,8 +23,12 @@ class Value:
     # This scalar is exactly ct.bid(axis) // P or ct.bid(axis) % P ("//" or "%"), P an integer
     # parameter the kernel never reassigns: (axis, op, P).
     bid_split: tuple[int, str, str] | None = None
+    # This scalar is ct.bid(axis) plus a multiple of ct.num_blocks(axis): the variable of a
+    # grid-stride loop, `range(ct.bid(axis), n, ct.num_blocks(axis))`.
+    bid_stride: int | None = None
     nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
     iota_offset: "Value | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
+    splat: "Value | None" = None  # a tile every lane of which holds this scalar (ct.full of it)
     defn: "ir.Expr | None" = None  # for a scalar bound once to a name: the expression it names
     # A scalar cuTile Python knows at compile time (a ct.Constant[float], arithmetic of such and
     # numbers), which it types weakly, like a literal: beside a tile, the tile's dtype wins.

@@ -37,6 +37,7 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
                         int_arrays=survey and set(survey.int_arrays), computed=survey and set(survey.computed))
     state.promote = survey.promote if survey else True
     state.streamable = survey.streams if survey else frozenset()
+    state.blocks_read = survey.block_axes if survey else None
     walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
     return lower_body(walker), state
 

@@ -63,7 +63,12 @@ def lower_for(w: Walker, node: ast.For, out: list[ir.Stmt]) -> None:
         step = None
     var = rust_name(node.target.id)
     body: list[ir.Stmt] = []
-    loop_var = Value("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg)
+    # A grid-stride loop, `range(ct.bid(0), n, ct.num_blocks(0))`: its variable is ct.bid(0) plus a
+    # multiple of the blocks along axis 0, a row no other block's loop visits (`pointers._own_scatter`).
+    grid_stride = len(bound_vals) == 3 and bound_vals[0].bid_axis == 0 and \
+        streams.NUM_BLOCKS_0 in (bound_vals[2].expr, bound_vals[2].defn)
+    loop_var = Value("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg,
+                     bid_stride=0 if grid_stride else None)
     w.frame.scopes.append({node.target.id: Binding(loop_var, None, w.depth + 1)})
     w.state.loop_count += 1
     w.state.loops.append(w.state.loop_count)

@@ -70,6 +70,11 @@ class KernelState:
         self.stream: "StreamLoop | None" = None
         self.stream_loops: set[tuple[int, int]] = set()
         self.streamable: frozenset[tuple[int, int]] = frozenset()
+        # The axes of ct.bid the kernel reads: as this pass finds them, and as the survey found them
+        # (None in the survey), which decides whether a block owns the rows it scatters to
+        # (`pointers._own_scatter`).
+        self.block_axes: set[int] = set()
+        self.blocks_read: frozenset[int] | None = None
         self.narrowed: dict[str, set[str]] = {}  # an array moved only -> the dtypes its conversions allow
         # The operation whose operands are being evaluated, innermost last (`Walker.operands`): None
         # for a helper's call, which passes its arguments on untouched.

@@ -18,7 +18,8 @@ pub mod kernels {
 
     /// group_rotate.py:24: `def group_rotate(x, y, SCALE: ct.Constant[float], GROUP: ConstInt, TILE: ConstInt):`
     ///
-    /// Safe: every output is a checked partition (cutile proves its stores disjoint and in bounds).
+    /// Safe: cutile proves its partitions' stores disjoint and in bounds, and the module's functions
+    /// above check their own accesses.
     #[cutile::entry()]
     fn group_rotate<
         E0: ElementType,

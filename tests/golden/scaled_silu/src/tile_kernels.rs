@@ -18,7 +18,8 @@ pub mod kernels {
 
     /// scaled_silu.py:13: `def scaled_silu(x, y, alpha: float, beta: float, TILE: ct.Constant[int]):`
     ///
-    /// Safe: every output is a checked partition (cutile proves its stores disjoint and in bounds).
+    /// Safe: cutile proves its partitions' stores disjoint and in bounds, and the module's functions
+    /// above check their own accesses.
     #[cutile::entry()]
     fn scaled_silu<E0: ElementType, E1: ElementType, const TILE: i32>(
         x: &Tensor<E0, { [-1] }>,

@@ -18,7 +18,8 @@ pub mod kernels {
 
     /// vector_add.py:7: `def vector_add(a, b, c, TILE: ct.Constant[int]):`
     ///
-    /// Safe: every output is a checked partition (cutile proves its stores disjoint and in bounds).
+    /// Safe: cutile proves its partitions' stores disjoint and in bounds, and the module's functions
+    /// above check their own accesses.
     #[cutile::entry()]
     fn vector_add<
         E0: ElementType,

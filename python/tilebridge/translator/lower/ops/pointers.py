@@ -239,7 +239,12 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
         if lifted is not None:
             return lifted
     check_unchecked_output(w.state, node, array)
-    shape, ptrs, mask = pointers(w, node, array, args, write=True, out=out, hint=hint)
+    indices = _indices(w, node, array, args, True, out)
+    latency = latency_value(w, node, args.get("latency"), out)
+    owned = _own_scatter(w, node, args, array, indices, latency, out)
+    if owned is not None:
+        return owned
+    shape, ptrs, mask = pointers(w, node, array, args, write=True, out=out, hint=hint, indices=indices)
     hint = f"{rust_name(array.name)}_value"
     value = as_scattered(w, node, w.expr(args["value"], out, hint=hint), array, shape, out, hint)
     array.written = True
@@ -250,12 +255,84 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     store = ir.Unsafe(ir.Call("store_ptr_tko", (
         ptrs, value.expr, ir.Lit("ordering::Weak"), ir.Lit("None::<scope::Device>"),
         ir.Call("Some", (mask,)) if mask else ir.Lit("None"), ir.Call("Some", (token,)) if token else ir.Lit("None"),
-        pointer_latency(w, node, args.get("latency"), latency_value(w, node, args.get("latency"), out)))),
+        pointer_latency(w, node, args.get("latency"), latency))),
         reason=why + ", and blocks write disjoint elements, which cuTile Python leaves to the kernel too")
     if token:
         out.append(ir.Assign(token.name, store, w.state.line))
         return Value("tile", None, None)
     return Value("tile", None, store)
+
+
+def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
+                 latency: int | str | None, out: list[ir.Stmt]) -> Value | None:
+    """A scatter with its bounds checked into what the block owns, through the module's safe
+    scatters (`module_items`), which mask every lane to it themselves: no `unsafe` in the kernel.
+    In a kernel that reads no block index, every block computes the same: the first block owns the
+    array (`first_block_scatter`). Else, in a kernel that reads no block index but `ct.bid(0)`
+    (its blocks along grid axes 1 and 2 compute the same, and the first of them writes), the block
+    owns row `ct.bid(0)` (the first index that scalar, or a tile of it), or, of a 1-D array, the
+    tile `ct.bid(0) * T + ct.arange(T)`; or, where that row or tile index is the variable of a
+    grid-stride loop (`range(ct.bid(0), n, ct.num_blocks(0))`), every one congruent to
+    `ct.bid(0)` modulo the blocks along axis 0 (`own_scatter`). None (nothing emitted) for any
+    other scatter."""
+    shape, items, check = indices
+    if w.state.blocks_read is None or w.state.blocks_read - {0} or not (check.kind == "const" and check.py) \
+            or isinstance(latency, str) or len(items) > 4 or len(shape) > 4:
+        return None
+    rank, masked = len(items), "mask" in args
+    x = rust_name(array.name)
+    if not w.state.blocks_read:
+        mark, scratch = w.state.checkpoint(), []  # a refusal leaves no trace
+        value = w.expr(args["value"], scratch, hint=f"{x}_value")
+        if _read_where_written(w.state, array):
+            w.state.rollback(mark)
+            return None  # an input may be this very array (`in_place_pairs`), which the other blocks read
+        out.extend(scratch)
+        lanes = shape or (1,)
+        name = module_items.first_block_scatter(rank, len(lanes), masked, latency or 0)
+        return _safe_scatter(w, node, args, array, value, lanes, name, [], items, out)
+    first = items[0]
+    row = first if first.kind == "scalar" else first.splat if first.kind == "tile" else None
+    if rank == 1 and first.kind == "tile" and first.iota_offset is not None and len(first.shape) == 1:
+        n, offset = first.shape[0], first.iota_offset
+        k = _times(offset.expr, n) or _times(offset.defn, n) if offset.kind == "scalar" else None
+        row, lanes = (_known_scalar(w, k) if k is not None else None), (n,)
+    elif rank == 1:
+        lanes = (1,)
+        if shape not in ((), (1,)):
+            return None  # lanes of one row: one element written by many
+    else:
+        lanes = shape or (1,)
+    if row is None or (row.bid_axis != 0 and row.bid_stride != 0):
+        return None
+    name = module_items.own_scatter(rank, len(lanes), masked, latency or 0, strided=row.bid_axis != 0)
+    value = w.expr(args["value"], out, hint=f"{x}_value")
+    return _safe_scatter(w, node, args, array, value, lanes, name, [w.sem.i32(row, node, out)], items[1:], out)
+
+
+def _read_where_written(state: KernelState, array: ir.ArrayParam) -> bool:
+    """Whether another array is read where `array` is written: the launcher may then pass them as
+    one array (`kernel.in_place_pairs`)."""
+    stores = state.sites.get((array.name, "stores"), set())
+    return any(state.sites.get((other, "loads"), set()) & stores for other in state.arrays if other != array.name)
+
+
+def _safe_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, value: Value,
+                  lanes: tuple[ir.Dim, ...], name: str, leading: list[ir.Expr], items: list[Value],
+                  out: list[ir.Stmt]) -> Value:
+    """`y_token = name(y, strides, leading, indices, value, [mask], y_token)`, the module's safe
+    scatter `name`: the indices and the value broadcast to `lanes`."""
+    x = rust_name(array.name)
+    array.strided = array.written = True
+    value = as_scattered(w, node, value, array, lanes, out, f"{x}_value")
+    lane_tiles = [_lane(w, node, item, lanes, out).expr for item in items]
+    mask = user_mask(w, args, lanes, out)
+    token = pointer_token(w.state, array, scatter=True)
+    call = ir.Call(name, (
+        ir.Var(x), *(stride_param(array, a) for a in range(array.rank - 1)), *leading, *lane_tiles,
+        value.expr, *([mask] if mask is not None else []), token))
+    out.append(ir.Assign(token.name, call, w.state.line))
+    return Value("tile", None, None)
 
 
 def as_scattered(w: Walker, node: ast.AST, value: Value, array: ir.ArrayParam, shape: tuple[ir.Dim, ...],

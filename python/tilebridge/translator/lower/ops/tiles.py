@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import math
 import struct
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ... import ir, module_items
@@ -111,6 +112,7 @@ def ct_bid(w: Walker, node: ast.Call, out, hint) -> Value:
     axis = w.sem.int_const(w.expr(w.call_args(node, ["axis"], 1)["axis"], out), node)
     if axis not in (0, 1, 2):
         raise w.error(node, "ct.bid axis must be 0, 1 or 2")
+    w.state.block_axes.add(axis)
     return Value("scalar", ir.ScalarType("i32"), ir.Field(ir.Call("get_tile_block_id"), str(axis)), bid_axis=axis,
                nonneg=True)
 
@@ -367,9 +369,11 @@ def _filled(w: Walker, node, shape_node, fill: Value, dtype_node, out, hint) -> 
         lit = float_literal(float(fill.py), dtype, dense=True) if dtype in FLOAT_RANK else ir.Lit(f"{int(fill.py)}{dtype}")
         return w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("constant", (lit, ir.Shape(shape))))
     tile = w.sem.splat(fill, dtype, shape, out, hint, node)
-    if isinstance(tile.expr, ir.Var):
-        return tile
-    return w.sem.bind_temp(out, hint, tile.type, tile.expr)
+    if not isinstance(tile.expr, ir.Var):
+        tile = w.sem.bind_temp(out, hint, tile.type, tile.expr)
+    if fill.kind == "scalar" and fill.dtype == dtype:
+        return replace(tile, splat=fill)  # every lane holds it (a scatter may own it: `pointers._own_scatter`)
+    return tile
 
 
 @ct_op("mma", moves=True)
