@@ -132,6 +132,15 @@ def strided(x, y, R: T, B: T):
 
 
 @ct.kernel
+def strided_with_continue(x, y, R: T, B: T):
+    cols = ct.arange(B, dtype=ct.int32)
+    for r in range(ct.bid(0), R, ct.num_blocks(0)):
+        if r == 3:
+            continue  # a trip the loop does not count: no trip counter, so the pointer store
+        ct.scatter(y, (r, cols), ct.gather(x, (r, cols)) + 1)
+
+
+@ct.kernel
 def no_block_index(x, y, B: T):
     ct.scatter(y, ct.arange(B, dtype=ct.int32), ct.load(x, index=(0,), shape=(B,)) + 1)
 
@@ -169,9 +178,10 @@ def one_element_by_many_lanes(x, y, B: T):
     assert all(meta[k].safe for k in ("own_tile", "own_row", "strided", "no_block_index"))
     body = files["src/tile_kernels.rs"]
     assert "scatter_own_tile_1d(y, get_tile_block_id().0," in body and "scatter_own_row_2d_into_1d(" in body
-    assert re.search(r"scatter_own_row_2d_into_1d_strided\(\s*y,\s*y_stride_0,\s*r,", body)
+    assert re.search(r"scatter_own_row_2d_into_1d_strided\(\s*y,\s*y_stride_0,\s*r_trip,", body)
+    assert "let mut r_trip: i32 = 0i32;" in body and "r_trip = r_trip + 1i32;" in body  # the loop counts its trips
     assert "scatter_first_block_1d_into_1d(" in body
-    for name in ("no_block_index_in_place", "columns_by_block", "unchecked", "overlapping", "one_element_by_many_lanes"):
+    for name in ("strided_with_continue", "no_block_index_in_place", "columns_by_block", "unchecked", "overlapping", "one_element_by_many_lanes"):
         assert [r.split(" (")[0] for r in meta[name].unsafe_reasons] == ["scatters to 'y' through pointers"], name
 
 

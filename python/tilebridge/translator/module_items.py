@@ -35,8 +35,8 @@ def gather(rank: int, lanes: int, masked: bool, latency: int) -> str:
 def own_scatter(rank: int, lanes: int, masked: bool, latency: int, strided: bool) -> str:
     """A scatter into an array of `rank` axes where each block writes only what it owns: for a 1-D
     array its tile `ct.bid(0)` (of tiles as wide as the value, given by index), else its row
-    `ct.bid(0)`, the other axes' indices a tile of `lanes` axes; `strided`, every tile or row
-    congruent to `ct.bid(0)` modulo the blocks along axis 0 (a grid-stride loop's). Masked to the
+    `ct.bid(0)`, the other axes' indices a tile of `lanes` axes; `strided`, the tile or row
+    `ct.bid(0) + trip * ct.num_blocks(0)` of a grid-stride loop, given its trip. Masked to the
     array's bounds (and to a mask of the caller's, where `masked`), with a latency hint (0: none)."""
     suffix = f"{'_strided' if strided else ''}{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
     return f"scatter_own_tile_1d{suffix}" if rank == 1 else f"scatter_own_row_{rank}d_into_{lanes}d{suffix}"
