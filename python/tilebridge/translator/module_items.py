@@ -32,13 +32,12 @@ def gather(rank: int, lanes: int, masked: bool, latency: int) -> str:
     return f"gather_{rank}d_into_{lanes}d{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
 
 
-def own_scatter(rank: int, lanes: int, masked: bool, latency: int, strided: bool) -> str:
+def own_scatter(rank: int, lanes: int, masked: bool, latency: int) -> str:
     """A scatter into an array of `rank` axes where each block writes only what it owns: for a 1-D
     array its tile `ct.bid(0)` (of tiles as wide as the value, given by index), else its row
-    `ct.bid(0)`, the other axes' indices a tile of `lanes` axes; `strided`, the tile or row
-    `ct.bid(0) + trip * ct.num_blocks(0)` of a grid-stride loop, given its trip. Masked to the
-    array's bounds (and to a mask of the caller's, where `masked`), with a latency hint (0: none)."""
-    suffix = f"{'_strided' if strided else ''}{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
+    `ct.bid(0)`, the other axes' indices a tile of `lanes` axes. Masked to the array's bounds (and
+    to a mask of the caller's, where `masked`), with a latency hint (0: none)."""
+    suffix = f"{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
     return f"scatter_own_tile_1d{suffix}" if rank == 1 else f"scatter_own_row_{rank}d_into_{lanes}d{suffix}"
 
 
@@ -67,8 +66,8 @@ def _snake(name: str) -> str:
 
 _PADDED = re.compile(r"partition_padded_(\w+)$")
 _GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
-_OWN_TILE = re.compile(r"scatter_own_tile_1d(_strided)?(_masked)?(?:_latency(\d+))?$")
-_OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_strided)?(_masked)?(?:_latency(\d+))?$")
+_OWN_TILE = re.compile(r"scatter_own_tile_1d(_masked)?(?:_latency(\d+))?$")
+_OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _FIRST_BLOCK = re.compile(r"scatter_first_block_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _ROUNDED = re.compile(r"(exp|tanh)_(approx|full)_f32$")
 _HINTED = re.compile(r"store_tile_(\d)d_tma_(on|off)(?:_latency(\d+))?$")
@@ -83,9 +82,8 @@ def called(kernels: list[ir.KernelIR]) -> dict:
         "padded_partitions": sorted(("".join(w.title() for w in m[1].split("_")), n)
                                     for n in names if (m := _PADDED.match(n))),
         "gathers": gathers,
-        "own_scatters": sorted([(1, 1, bool(m[2]), int(m[3] or 0), bool(m[1]))
-                                for n in names if (m := _OWN_TILE.match(n))] +
-                               [(int(m[1]), int(m[2]), bool(m[4]), int(m[5] or 0), bool(m[3]))
+        "own_scatters": sorted([(1, 1, bool(m[1]), int(m[2] or 0)) for n in names if (m := _OWN_TILE.match(n))] +
+                               [(int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0))
                                 for n in names if (m := _OWN_ROW.match(n))]),
         "first_block_scatters": sorted((int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0))
                                        for n in names if (m := _FIRST_BLOCK.match(n))),

@@ -23,9 +23,6 @@ class Value:
     # This scalar is exactly ct.bid(axis) // P or ct.bid(axis) % P ("//" or "%"), P an integer
     # parameter the kernel never reassigns: (axis, op, P).
     bid_split: tuple[int, str, str] | None = None
-    # This scalar is ct.bid(0) + trip * ct.num_blocks(0), trip the Rust variable that counts the trips
-    # of the grid-stride loop `range(ct.bid(0), n, ct.num_blocks(0))` whose variable it is.
-    stride_trip: str | None = None
     nonneg: bool = False  # a scalar provably >= 0 (block ids, counts, positive constants)
     iota_offset: "Value | None" = None  # a 1-D tile equal to ct.arange(n) + this scalar or constant
     splat: "Value | None" = None  # a tile every lane of which holds this scalar (ct.full of it)

@@ -190,7 +190,7 @@ def merge_branches(w: Walker, node: ast.If, scopes: list[BranchScope], branches:
                 outer.let.mutable = True
                 branches[i].append(ir.Assign(outer.let.name, b.val.expr, node.lineno))
                 outer.val = replace(outer.val, bid_axis=None, bid_split=None, nonneg=outer.val.nonneg and b.val.nonneg,
-                                    stride_trip=None, iota_offset=None, splat=None, defn=None)
+                                    iota_offset=None, splat=None, defn=None)
                 del scopes[i][name]
             elif name not in scopes[1 - i]:
                 scopes[1 - i][name] = outer  # the other branch leaves it as it was

@@ -63,14 +63,7 @@ def lower_for(w: Walker, node: ast.For, out: list[ir.Stmt]) -> None:
         step = None
     var = rust_name(node.target.id)
     body: list[ir.Stmt] = []
-    # A grid-stride loop, `range(ct.bid(0), n, ct.num_blocks(0))` (no `continue` or `break`): its
-    # variable is ct.bid(0) + trip * ct.num_blocks(0), a row no other block's loop visits, where a
-    # block may scatter through the module's safe scatter (`pointers._own_scatter`), which takes
-    # the trip, counted here where it does.
-    trip = w.state.fresh(f"{var}_trip") if len(bound_vals) == 3 and bound_vals[0].bid_axis == 0 and \
-        streams.NUM_BLOCKS_0 in (bound_vals[2].expr, bound_vals[2].defn) and not loop_exits.own_exits(node.body) \
-        else None
-    loop_var = Value("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg, stride_trip=trip)
+    loop_var = Value("scalar", ir.ScalarType("i32"), ir.Var(var), nonneg=start_nonneg)
     w.frame.scopes.append({node.target.id: Binding(loop_var, None, w.depth + 1)})
     w.state.loop_count += 1
     w.state.loops.append(w.state.loop_count)
@@ -93,9 +86,6 @@ def lower_for(w: Walker, node: ast.For, out: list[ir.Stmt]) -> None:
         w.state.loops.pop()
         w.state.stream = None
     w.frame.scopes.pop()
-    if trip is not None and trip in w.state.trips:
-        out.append(ir.Let(trip, ir.ScalarType("i32"), ir.Lit("0i32"), node.lineno, mutable=True))
-        body.append(ir.Assign(trip, ir.Binary("+", ir.Var(trip), ir.Lit("1i32")), node.lineno))
     if stream is not None and w.state.survey:
         streams.survey_approves(w, stream, first_access)
     if stream is not None and stream.array is not None:

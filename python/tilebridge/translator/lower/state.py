@@ -75,7 +75,6 @@ class KernelState:
         # (`pointers._own_scatter`).
         self.block_axes: set[int] = set()
         self.blocks_read: frozenset[int] | None = None
-        self.trips: set[str] = set()  # grid-stride loops' trip counters a scatter reads (`loops.lower_for`)
         self.narrowed: dict[str, set[str]] = {}  # an array moved only -> the dtypes its conversions allow
         # The operation whose operands are being evaluated, innermost last (`Walker.operands`): None
         # for a helper's call, which passes its arguments on untouched.

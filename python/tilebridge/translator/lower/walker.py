@@ -263,7 +263,7 @@ class Walker:
             self.frame.scopes[-1][name] = Binding(val, None, self.depth)
             return
         if name in self.frame.loop_assigned:
-            val = replace(val, nonneg=False, bid_axis=None, bid_split=None, stride_trip=None, iota_offset=None,
+            val = replace(val, nonneg=False, bid_axis=None, bid_split=None, iota_offset=None,
                           splat=None)
         rname = rust_name(name)
         # Rebound to something else inside a branch: a binding of the branch's own, which the `if`
@@ -276,7 +276,7 @@ class Walker:
             prev.let.mutable = True
             self.state.scalar_defs.pop(prev.let.name, None)  # no one value any more
             out.append(ir.Assign(prev.let.name, val.expr, target.lineno))
-            prev.val = replace(prev.val, bid_axis=None, bid_split=None, stride_trip=None, splat=None,
+            prev.val = replace(prev.val, bid_axis=None, bid_split=None, splat=None,
                                nonneg=prev.val.nonneg and val.nonneg)
             return
         if prev is not None and prev.let is None and prev.val.kind == "array":
@@ -301,7 +301,6 @@ class Walker:
             self.state.scalar_defs[let.name] = let.value  # as evaluated where it is used (in this iteration)
         self.frame.scopes[-1][name] = Binding(
             Value(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, bid_split=val.bid_split,
-                  stride_trip=val.stride_trip,
                   nonneg=val.nonneg, iota_offset=val.iota_offset, splat=val.splat,
                   weak=val.weak and name not in self.frame.loop_assigned,
                   defn=val.expr if val.kind == "scalar" and name not in self.frame.loop_assigned else None),

@@ -271,10 +271,8 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
     array (`first_block_scatter`). Else, in a kernel that reads no block index but `ct.bid(0)`
     (its blocks along grid axes 1 and 2 compute the same, and the first of them writes), the block
     owns row `ct.bid(0)` (the first index that scalar, or a tile of it), or, of a 1-D array, the
-    tile `ct.bid(0) * T + ct.arange(T)`; or, where that row or tile index is the variable of a
-    grid-stride loop (`range(ct.bid(0), n, ct.num_blocks(0))`), the one of the loop's trip,
-    `ct.bid(0) + trip * ct.num_blocks(0)`, which the module's scatter computes from the trip
-    (`own_scatter`). None (nothing emitted) for any other scatter."""
+    tile `ct.bid(0) * T + ct.arange(T)` (`own_scatter`). None (nothing emitted) for any other
+    scatter: a grid-stride loop's rows among them (docs/translation.md says why)."""
     shape, items, check = indices
     if w.state.blocks_read is None or w.state.blocks_read - {0} or not (check.kind == "const" and check.py) \
             or isinstance(latency, str) or len(items) > 4 or len(shape) > 4:
@@ -303,14 +301,11 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
             return None  # lanes of one row: one element written by many
     else:
         lanes = shape or (1,)
-    if row is None or (row.bid_axis != 0 and row.stride_trip is None):
+    if row is None or row.bid_axis != 0:
         return None
-    name = module_items.own_scatter(rank, len(lanes), masked, latency or 0, strided=row.bid_axis != 0)
-    if row.bid_axis != 0:
-        w.state.trips.add(row.stride_trip)
-    which = w.sem.i32(row, node, out) if row.bid_axis == 0 else ir.Var(row.stride_trip)
+    name = module_items.own_scatter(rank, len(lanes), masked, latency or 0)
     value = w.expr(args["value"], out, hint=f"{x}_value")
-    return _safe_scatter(w, node, args, array, value, lanes, name, [which], items[1:], out)
+    return _safe_scatter(w, node, args, array, value, lanes, name, [w.sem.i32(row, node, out)], items[1:], out)
 
 
 def _read_where_written(state: KernelState, array: ir.ArrayParam) -> bool:
