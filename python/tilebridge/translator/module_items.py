@@ -29,7 +29,7 @@ def gather(rank: int, lanes: int, masked: bool, latency: int) -> str:
     to the array's bounds (and to a mask of the caller's, where `masked`), with a latency hint (0:
     none). One function per pair of ranks, as cutile instantiates a function for one rank of its
     generic shapes, and per hint, as cutile's JIT takes a hint only as a literal in the call."""
-    return f"gather_{rank}d_into_{lanes}d{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
+    return f"gather_{rank}d_into_{lanes}d{_suffix(masked, latency)}"
 
 
 def own_scatter(rank: int, lanes: int, masked: bool, latency: int) -> str:
@@ -37,7 +37,7 @@ def own_scatter(rank: int, lanes: int, masked: bool, latency: int) -> str:
     array its tile `ct.bid(0)` (of tiles as wide as the value, given by index), else its row
     `ct.bid(0)`, the other axes' indices a tile of `lanes` axes. Masked to the array's bounds (and
     to a mask of the caller's, where `masked`), with a latency hint (0: none)."""
-    suffix = f"{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
+    suffix = _suffix(masked, latency)
     return f"scatter_own_tile_1d{suffix}" if rank == 1 else f"scatter_own_row_{rank}d_into_{lanes}d{suffix}"
 
 
@@ -46,7 +46,7 @@ def first_block_scatter(rank: int, lanes: int, masked: bool, latency: int) -> st
     of `lanes` axes, written by the first block only (every block computes the same); masked to
     the array's bounds (and to a mask of the caller's, where `masked`), with a latency hint (0:
     none)."""
-    return f"scatter_first_block_{rank}d_into_{lanes}d{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
+    return f"scatter_first_block_{rank}d_into_{lanes}d{_suffix(masked, latency)}"
 
 
 def rounded(func: str, rounding: str) -> str:
@@ -58,6 +58,11 @@ def hinted_store(rank: int, tma: bool, latency: int | None) -> str:
     """A store of the block's own tile of a partitioned output, with a TMA choice and a latency
     hint (None: none), each a literal in the function as cutile's JIT takes them."""
     return f"store_tile_{rank}d_tma_{'on' if tma else 'off'}{'' if latency is None else f'_latency{latency}'}"
+
+
+def _suffix(masked: bool, latency: int) -> str:
+    """How a pointer access's name says that it takes the caller's mask and a latency hint."""
+    return f"{'_masked' if masked else ''}{f'_latency{latency}' if latency else ''}"
 
 
 def _snake(name: str) -> str:
