@@ -1,6 +1,7 @@
 """Translation without building: golden output, rustfmt-clean code, and clear errors."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -172,6 +173,50 @@ def one_element_by_many_lanes(x, y, B: T):
     for name in ("strided", "no_block_index_in_place", "columns_by_block", "unchecked", "overlapping",
                  "one_element_by_many_lanes"):
         assert [r.split(" (")[0] for r in meta[name].unsafe_reasons] == ["scatters to 'y' through pointers"], name
+
+
+def test_a_bounds_check_the_launch_decides_is_safe_on_a_run_of_lanes(tmp_path):
+    """A gather or a scatter into row `ct.bid(0)` whose check_bounds the launch decides (or that
+    is False) goes through the module's span access where its last index is `start +
+    ct.arange(T)` and the others scalars, and a one-element gather through the safe gather; where
+    the start's name is bound again before the access, the access stays unsafe: the start as the
+    ramp was made is no longer what the name reads there."""
+    (tmp_path / "spans.py").write_text('''
+import cuda.tile as ct
+
+T = ct.Constant[int]
+
+
+@ct.kernel
+def chunks(x, w, y, N: T, B: T):
+    check = N % B != 0
+    scale = ct.gather(w, 0, check_bounds=False)
+    for j in range(ct.cdiv(N, B)):
+        offs = j * B + ct.arange(B, dtype=ct.int32)
+        ct.scatter(y, (ct.bid(0), offs), ct.gather(x, (ct.bid(0), offs), check_bounds=check) * scale,
+                   check_bounds=check)
+    for j in range(2):
+        offs = j * B + ct.arange(B, dtype=ct.int32)  # bound again in another loop: still one run a trip
+        ct.scatter(y, (ct.bid(0), offs), ct.gather(x, (ct.bid(0), offs), check_bounds=False))
+
+
+@ct.kernel
+def start_bound_again(x, y, N: T, B: T):
+    s = ct.bid(0) * B
+    offs = s + ct.arange(B, dtype=ct.int32)
+    s = ct.bid(0) + 1
+    ct.scatter(y, offs, ct.gather(x, offs, check_bounds=B != N) + s)
+''')
+    files = generated(tmp_path / "spans.py")
+    meta = ExtensionMetadata.from_json(files["tilebridge.json"]).kernels
+    assert meta["chunks"].safe, meta["chunks"].unsafe_reasons
+    body = re.sub(r"\(\s+", "(", " ".join(files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
+    assert body.count("gather_span_2d(x, x_stride_0, get_tile_block_id().0, j * B, check, ") == 1
+    assert "scatter_own_row_span_2d(y, y_stride_0, get_tile_block_id().0, j * B, check, " in body
+    assert "gather_span_2d(x, x_stride_0, get_tile_block_id().0, j * B, false, " in body
+    assert "gather_1d_into_1d(w, " in body  # one element, check_bounds=False: its one lane checked
+    assert [r.split(" (")[0] for r in meta["start_bound_again"].unsafe_reasons] == [
+        "gathers from 'x' with check_bounds decided at launch"]
 
 
 def _marked_line(kernel_name: str) -> int:

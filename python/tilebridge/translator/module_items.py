@@ -5,8 +5,9 @@ the emitter asks which a crate calls.
 Most are small safe abstractions over cutile's `unsafe` operations, each enforcing its own
 precondition, so that a kernel calling them needs no `unsafe` block of its own: a gather masked to
 the array's own bounds (its addresses from the stride parameters the launcher fills from the
-array), a scatter masked to them and to the rows the block owns (or written by the first block
-only), a padded view that starts from the tensor's own token, a hinted store of the block's own
+array), or, where its bounds check is decided at launch, a run of lanes read whole or not at all;
+a scatter masked to them and to the rows the block owns (or written by the first block only), a
+padded view that starts from the tensor's own token, a hinted store of the block's own
 tile, a rounding mode on the one element type it is defined for."""
 
 from __future__ import annotations
@@ -30,6 +31,20 @@ def gather(rank: int, lanes: int, masked: bool, latency: int) -> str:
     none). One function per pair of ranks, as cutile instantiates a function for one rank of its
     generic shapes, and per hint, as cutile's JIT takes a hint only as a literal in the call."""
     return f"gather_{rank}d_into_{lanes}d{_suffix(masked, latency)}"
+
+
+def span_gather(rank: int, latency: int) -> str:
+    """A gather of a run of lanes, `start + ct.arange(T)` along the last axis of an array of `rank`
+    axes the kernel only reads (the other indices scalars), with check_bounds given at launch:
+    checked, masked lane by lane; unchecked, every lane read where the whole run lies inside the
+    array, none where it does not (decided once, on scalars), with a latency hint (0: none)."""
+    return f"gather_span_{rank}d{_suffix(False, latency)}"
+
+
+def own_span_scatter(rank: int, latency: int) -> str:
+    """`span_gather`'s scatter into row `ct.bid(0)` of an array of `rank` (at least 2) axes that
+    each block owns, as `own_scatter` masks it."""
+    return f"scatter_own_row_span_{rank}d{_suffix(False, latency)}"
 
 
 def own_scatter(rank: int, lanes: int, masked: bool, latency: int) -> str:
@@ -71,6 +86,8 @@ def _snake(name: str) -> str:
 
 _PADDED = re.compile(r"partition_padded_(\w+)$")
 _GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
+_SPAN_GATHER = re.compile(r"gather_span_(\d)d(?:_latency(\d+))?$")
+_SPAN_SCATTER = re.compile(r"scatter_own_row_span_(\d)d(?:_latency(\d+))?$")
 _OWN_TILE = re.compile(r"scatter_own_tile_1d(_masked)?(?:_latency(\d+))?$")
 _OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _FIRST_BLOCK = re.compile(r"scatter_first_block_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
@@ -83,10 +100,12 @@ def called(kernels: list[ir.KernelIR]) -> dict:
     names = {n.func for k in kernels for n in ir.nodes(k.body) if isinstance(n, ir.Call)}
     gathers = sorted((int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0)) for n in names if (m := _GATHER.match(n)))
     return {
-        "padded_gather": PADDED_GATHER in names or bool(gathers),
+        "padded_gather": PADDED_GATHER in names or bool(gathers) or any(_SPAN_GATHER.match(n) for n in names),
         "padded_partitions": sorted(("".join(w.title() for w in m[1].split("_")), n)
                                     for n in names if (m := _PADDED.match(n))),
         "gathers": gathers,
+        "span_gathers": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_GATHER.match(n))),
+        "span_scatters": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_SCATTER.match(n))),
         "own_scatters": sorted([(1, 1, bool(m[1]), int(m[2] or 0)) for n in names if (m := _OWN_TILE.match(n))] +
                                [(int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0))
                                 for n in names if (m := _OWN_ROW.match(n))]),

@@ -123,6 +123,22 @@ def carried_names(fn: ast.FunctionDef) -> set[str]:
     return carried
 
 
+def bound_per_trip(fn: ast.FunctionDef) -> set[str]:
+    """Names only loops bind, each loop afresh on every trip: every binding of the name outside a
+    loop that binds it lies in another loop, which does not contain that one (two loops one after
+    the other). No value of such a name reaches a loop from outside it."""
+    everywhere = assignments(fn)
+    loops = [{id(n) for n in ast.walk(loop)} for loop in ast.walk(fn) if isinstance(loop, (ast.For, ast.While))]
+    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    names = {name for _, name in everywhere} - params
+    for loop in loops:
+        inside = {name for i, name in everywhere if i in loop}
+        for i, name in everywhere:
+            if name in inside and i not in loop and not any(i in other and not loop <= other for other in loops):
+                names.discard(name)  # bound outside every loop, or in one around this one
+    return {name for name in names if all(any(i in loop for loop in loops) for i, n in everywhere if n == name)}
+
+
 def shown_name(name: str) -> str:
     """A name as a message shows it: quoted, or what a name a pass made (ending in `@`) stands for."""
     if name == RESULT:

@@ -35,6 +35,7 @@ class Frame:
     loop_carried: set[str] = field(default_factory=set)  # names its loops carry from one trip to the next
     helpers: list[str] = field(default_factory=list)  # the helpers being inlined, outermost first
     loop_assigned: set[str] = field(default_factory=set)  # names its loops assign: no facts survive there
+    bound_per_trip: set[str] = field(default_factory=set)  # names only loops bind, afresh each trip (`facts`)
 
 
 # What lowering an `if` may change, kept by `checkpoint` for `rollback` to lower it again: values

@@ -20,7 +20,7 @@ from .. import ir
 from ..rust_syntax import runtime_literal, rust_name
 from . import branches, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
-from .facts import COMPARISONS, assignments, carried_names, loop_assigned, show_type, with_article
+from .facts import COMPARISONS, assignments, bound_per_trip, carried_names, loop_assigned, show_type, with_article
 from .ops import MOVES, OPS, array_slices, lists, memory, public_names, raw_memory, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
@@ -115,6 +115,7 @@ class Walker:
                 n for n in names if n in reassigned and any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(fdef))},
             helpers=[*caller.helpers, func.__name__],
             loop_assigned=loop_assigned(fdef),
+            bound_per_trip=bound_per_trip(fdef),
         )
         saved_line = self.state.line
         self.state.foreign += not same_file
@@ -263,8 +264,10 @@ class Walker:
             self.frame.scopes[-1][name] = Binding(val, None, self.depth)
             return
         if name in self.frame.loop_assigned:
-            val = replace(val, nonneg=False, bid_axis=None, bid_split=None, iota_offset=None,
-                          splat=None)
+            # A name only loops bind, afresh on every trip, is the ramp it is bound to there; its
+            # start is checked where it is used (`pointers._span`).
+            val = replace(val, nonneg=False, bid_axis=None, bid_split=None, splat=None,
+                          iota_offset=val.iota_offset if name in self.frame.bound_per_trip else None)
         rname = rust_name(name)
         # Rebound to something else inside a branch: a binding of the branch's own, which the `if`
         # reconciles with the outer one where the branch ends.

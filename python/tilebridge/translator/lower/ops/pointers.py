@@ -5,13 +5,14 @@ or scatter of a whole row at the block's index as the tile access it amounts to.
 from __future__ import annotations
 
 import ast
+import math
 from typing import TYPE_CHECKING
 
 from ... import ir, module_items
 from ....errors import TranslationError
 from ...rust_syntax import float_literal, rust_name
 from ..bindings import Value
-from ..facts import with_article
+from ..facts import assignments, with_article
 from .memory import (array_arg, as_array_dtype, check_unchecked_output, latency_value, partition, set_rank,
                      store_tile, tile_load)
 from .registry import ct_op
@@ -51,7 +52,8 @@ def _row_access(w: Walker, node: ast.Call, indices: ast.expr, out: list[ir.Stmt]
         column = Value("const", py=0)
     elif offset.kind == "const" and isinstance(n, int) and offset.py % n == 0:
         column = Value("const", py=offset.py // n)
-    elif offset.kind == "scalar" and (k := _times(offset.expr, n) or _times(offset.defn, n)) is not None:
+    elif offset.kind == "scalar" and _bound_once(w, offset.expr) and \
+            (k := _times(offset.expr, n) or _times(offset.defn, n)) is not None:
         column = _known_scalar(w, k)  # k * n + arange(n): tile k
     else:
         raise w.error(indices, "ct.gather/ct.scatter at an offset that is not a whole number of tiles "
@@ -98,6 +100,11 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     shape, items, check = indices
     latency = latency_value(w, node, args.get("latency"), out)
     unsafe = _unsafe_gather_reason(w.state, array, check, shape, len(items), latency)
+    if unsafe is not None and _unchecked_safely(w.state, array, args, check, items, latency):
+        if not shape:  # one element: its one lane masked is the whole access checked at once
+            unsafe = None
+        elif (span := _span(w, node, items, shape, out)) is not None:
+            return _span_gather(w, node, array, pad, span, check, shape, latency or 0, out, hint)
     if unsafe is None and not shape:  # one element: the safe gather of a tile of one, as a 0-d tile
         one = _checked_gather(w, node, args, array, pad, ((1,), items, check), latency or 0, out, f"{hint}_one")
         return w.sem.reshaped(one, (), out, hint)
@@ -140,6 +147,79 @@ def _unsafe_gather_reason(state: KernelState, array: ir.ArrayParam, check: Value
         return (f"gathers from '{a}' with a latency hint a ct.Constant gives (the safe gather takes a hint only "
                 "as a number)", inside)
     return None
+
+
+def _unchecked_safely(state: KernelState, array: ir.ArrayParam, args: dict, check: Value, items: list[Value],
+                      latency: int | str | None) -> bool:
+    """Whether a gather or scatter whose bounds are unchecked, or checked where the launch says,
+    may still go through a safe access masked inside (what it reads or writes there is what
+    cuTile Python does wherever its own access is defined): of an array the kernel does not
+    both read and write, without a mask of the caller's, with a latency hint that is a number."""
+    return (not (check.kind == "const" and check.py) and not state.read_and_written(array) and "mask" not in args
+            and not isinstance(latency, str) and len(items) <= 4)
+
+
+def _span(w: Walker, node: ast.Call, items: list[Value], shape: tuple[ir.Dim, ...], out: list[ir.Stmt]
+          ) -> tuple[list[ir.Expr], ir.Expr] | None:
+    """The scalar indices and the run's start, where every index but the last is a scalar and the
+    last is `start + ct.arange(T)` (the indices' shape `(T,)`); else None, nothing emitted."""
+    *scalars, run = items
+    if run.kind != "tile" or run.iota_offset is None or tuple(run.shape) != tuple(shape) or len(shape) != 1 \
+            or any(s.kind not in ("scalar", "const") for s in scalars):
+        return None
+    start = run.iota_offset
+    if not ((start.kind == "scalar" and _bound_once(w, start.expr)) or (start.kind == "const" and
+                                                                        isinstance(start.py, int))):
+        return None
+    return ([w.sem.i32(s, node, out) for s in scalars],
+            w.sem.i32(start, node, out) if start.kind == "scalar" else ir.Lit(f"{start.py}i32"))
+
+
+def _bound_once(w: Walker, expr: ir.Expr) -> bool:
+    """Whether every variable `expr` reads names one value wherever the kernel reads it: a
+    parameter the kernel never binds, a name it binds once, or a `for` target no assignment binds
+    and no loop inside a loop over it binds again (so one value through each trip). A fact's
+    expression, e.g. a ramp's start, is read where the ramp is used: a name bound again in between
+    would read as its new value there."""
+    fn = w.state.src.func
+    assigned = [rust_name(name) for _, name in assignments(fn)]
+    targets: list[str] = []
+    for loop in ast.walk(fn):
+        if isinstance(loop, ast.For):
+            names = {rust_name(n.id) for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            inner = {rust_name(n.id) for st in loop.body + loop.orelse for sub in ast.walk(st)
+                     if isinstance(sub, ast.For) for n in ast.walk(sub.target) if isinstance(n, ast.Name)}
+            targets += names
+            assigned += list(names & inner)  # bound again inside its own loop
+    params = {rust_name(a.arg) for a in fn.args.args}
+
+    def one_value(v: str) -> bool:
+        bindings = assigned.count(v) + targets.count(v)
+        return (v in params and bindings == 0) or (v not in params and (
+            bindings == 1 or (v in targets and v not in assigned)))
+    return all(one_value(v.name) for v in ir.variables(expr))
+
+
+def _check_flag(check: Value) -> ir.Expr:
+    """check_bounds as the `bool` a span access takes: given at launch, or a constant."""
+    return check.expr if check.kind == "scalar" else ir.Lit("true" if check.py else "false")
+
+
+def _span_gather(w: Walker, node: ast.Call, array: ir.ArrayParam, pad: Value, span: tuple, check: Value,
+                 shape: tuple[ir.Dim, ...], latency: int, out: list[ir.Stmt], hint: str) -> Value:
+    """A gather of a run of lanes with check_bounds given at launch (or False), through the
+    module's safe `gather_span_<rank>d`: the lanes read whole or not at all where unchecked."""
+    scalars, start = span
+    array.strided = True
+    padding = gather_padding(w, node, pad, array, shape, out)
+    gather = ir.Call(module_items.span_gather(len(scalars) + 1, latency), (
+        ir.Var(rust_name(array.name)), *(stride_param(array, a) for a in range(len(scalars))), *scalars, start,
+        _check_flag(check), padding))
+    name = w.state.fresh(hint)
+    tile_type = ir.TileType(f"${array.name}", shape)
+    out.append(ir.Let(name, tile_type, gather, w.state.line))
+    w.state.temps.add(name)
+    return Value("tile", tile_type, ir.Var(name))
 
 
 def _checked_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Value, indices: tuple,
@@ -196,6 +276,13 @@ def gather_padding(w: Walker, node: ast.Call, pad: Value, array: ir.ArrayParam, 
         w.sem.needs_constants(f"${array.name}", node)
         return w.sem.bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape), ir.Call(
             "constant", (ir.TypeConst(f"${array.name}", "ZERO"), ir.Shape(shape)))).expr
+    if pad.kind == "const" and shape and math.isinf(pad.py):
+        # An infinity as a dense constant, which Tile IR holds as one: spelled as the division
+        # that makes it (`-1.0 / 0.0`), tileiras keeps the division, and its slow path, in the kernel.
+        dense = w.sem.bind_temp(out, f"{x}_padding", ir.TileType("f32", shape), ir.Call(
+            "constant", (float_literal(float(pad.py), dense=True), ir.Shape(shape))))
+        return w.sem.bind_temp(out, f"{x}_padding", ir.TileType(f"${array.name}", shape),
+                               ir.Call("convert_tile", (dense.expr,))).expr
     given = pad.expr if pad.kind == "scalar" else float_literal(float(pad.py))
     if pad.kind == "scalar" and w.sem.int_tile(pad.dtype) and w.sem.int_tile(f"${array.name}"):
         # no integer-to-integer conversion in cutile 0.5.0 (see `_convert`): through f64
@@ -274,9 +361,11 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
     tile `ct.bid(0) * T + ct.arange(T)` (`own_scatter`). None (nothing emitted) for any other
     scatter: a grid-stride loop's rows among them (docs/translation.md says why)."""
     shape, items, check = indices
-    if w.state.blocks_read is None or w.state.blocks_read - {0} or not (check.kind == "const" and check.py) \
-            or isinstance(latency, str) or len(items) > 4 or len(shape) > 4:
+    if w.state.blocks_read is None or w.state.blocks_read - {0} or isinstance(latency, str) or len(items) > 4 \
+            or len(shape) > 4:
         return None
+    if not (check.kind == "const" and check.py):
+        return _own_span_scatter(w, node, args, array, indices, latency, out)
     rank, masked = len(items), "mask" in args
     x = rust_name(array.name)
     if not w.state.blocks_read:
@@ -306,6 +395,32 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
     name = module_items.own_scatter(rank, len(lanes), masked, latency or 0)
     value = w.expr(args["value"], out, hint=f"{x}_value")
     return _safe_scatter(w, node, args, array, value, lanes, name, [w.sem.i32(row, node, out)], items[1:], out)
+
+
+def _own_span_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
+                      latency: int | None, out: list[ir.Stmt]) -> Value | None:
+    """A scatter of a run of lanes into row `ct.bid(0)` of an array of two axes or more, with
+    check_bounds given at launch (or False), through the module's safe `scatter_own_row_span`:
+    the lanes written whole or not at all where unchecked. None (nothing emitted) otherwise."""
+    shape, items, check = indices
+    if len(items) < 2 or items[0].kind != "scalar" or items[0].bid_axis != 0 or \
+            not _unchecked_safely(w.state, array, args, check, items, latency):
+        return None
+    scratch: list[ir.Stmt] = []
+    span = _span(w, node, items, shape, scratch)
+    if span is None:
+        return None
+    out.extend(scratch)
+    scalars, start = span
+    x = rust_name(array.name)
+    array.strided = array.written = True
+    value = as_scattered(w, node, w.expr(args["value"], out, hint=f"{x}_value"), array, shape, out, f"{x}_value")
+    token = pointer_token(w.state, array, scatter=True)
+    call = ir.Call(module_items.own_span_scatter(len(items), latency or 0), (
+        ir.Var(x), *(stride_param(array, a) for a in range(array.rank - 1)), *scalars, start, _check_flag(check),
+        value.expr, token))
+    out.append(ir.Assign(token.name, call, w.state.line))
+    return Value("tile", None, None)
 
 
 def _read_where_written(state: KernelState, array: ir.ArrayParam) -> bool:
