@@ -219,6 +219,67 @@ def start_bound_again(x, y, N: T, B: T):
         "gathers from 'x' with check_bounds decided at launch"]
 
 
+def test_a_store_or_scatter_at_block_indices_is_safe_where_the_block_owns_them(tmp_path):
+    """A store cutile's checked partition cannot take (block indices in another order than the
+    array's dimensions, rank 5, stored twice) and a scatter at block indices go through the
+    module's owned writes, which write only where those components are the block's own; not
+    where the kernel reads a block index none of them is, inside a loop, nor where two safe writes
+    of one array would own it differently (two blocks could each own one element)."""
+    (tmp_path / "owned.py").write_text('''
+import cuda.tile as ct
+
+T = ct.Constant[int]
+
+
+@ct.kernel
+def transposed(x, y, B: T):
+    t = ct.load(x, index=(ct.bid(0), ct.bid(1), ct.bid(2)), shape=(1, B, B))
+    ct.store(y, index=(ct.bid(2), ct.bid(0), ct.bid(1)), tile=t)
+
+
+@ct.kernel
+def decode(x, y, lse, FAST: ct.Constant[bool], B: T):
+    t = ct.load(x, index=(ct.bid(0), ct.bid(1), 0), shape=(1, 1, B))
+    if FAST:
+        ct.store(y, index=(ct.bid(0), ct.bid(1), 0, ct.bid(2), 0), tile=ct.reshape(t, (1, 1, 1, 1, B)))
+    else:
+        ct.scatter(y, (ct.bid(0), ct.bid(1), 0, ct.bid(2), ct.arange(B, dtype=ct.int32)), ct.reshape(t, (B,)))
+    ct.scatter(lse, (ct.bid(0), ct.bid(1), ct.bid(2)), ct.sum(t))
+
+
+@ct.kernel
+def reads_another_block_index(x, y, B: T):
+    t = ct.load(x, index=(ct.bid(0), ct.bid(1)), shape=(1, B))
+    ct.store(y, index=(0, ct.bid(0)), tile=ct.reshape(t, (B, 1)))
+
+
+@ct.kernel
+def in_a_loop(x, y, B: T):
+    for i in range(2):
+        t = ct.load(x, index=(ct.bid(1), ct.bid(0)), shape=(1, B))
+        ct.store(y, index=(ct.bid(0), ct.bid(1)), tile=t + i)
+
+
+@ct.kernel
+def owned_two_ways(x, y, B: T):
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(B, B))
+    ct.store(y, index=(ct.bid(0), 0, 0), tile=ct.reshape(t, (B, 1, B)))
+    ct.scatter(y, (ct.bid(0), 0, ct.arange(B, dtype=ct.int32)), ct.sum(t, axis=0))
+''')
+    files = generated(tmp_path / "owned.py")
+    meta = ExtensionMetadata.from_json(files["tilebridge.json"]).kernels
+    assert meta["transposed"].safe and meta["decode"].safe, (meta["transposed"].unsafe_reasons,
+                                                             meta["decode"].unsafe_reasons)
+    body = re.sub(r"\(\s+", "(", " ".join(files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
+    for call in ("store_owned_3d_b2_b0_b1_tma_on(y,", "store_owned_5d_b0_b1_x_b2_x_tma_on(y,",
+                 "scatter_owned_5d_b0_b1_x_b2_x_into_1d(y,", "scatter_owned_3d_b0_b1_b2_into_1d(lse,"):
+        assert call in body, call
+    for name in ("reads_another_block_index", "in_a_loop"):
+        assert not meta[name].safe and meta[name].unsafe_reasons[0].startswith("stores to 'y' through an unchecked"), name
+    # the store owns tiles of B rows, the scatter single rows: the second write stays unsafe
+    assert [r.split(" (")[0] for r in meta["owned_two_ways"].unsafe_reasons] == ["scatters to 'y' through pointers"]
+
+
 def _marked_line(kernel_name: str) -> int:
     lines = FIXTURE.read_text().splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith(f"def {kernel_name}("))

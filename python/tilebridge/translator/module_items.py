@@ -7,8 +7,9 @@ precondition, so that a kernel calling them needs no `unsafe` block of its own: 
 the array's own bounds (its addresses from the stride parameters the launcher fills from the
 array), or, where its bounds check is decided at launch, a run of lanes read whole or not at all;
 a scatter masked to them and to the rows the block owns (or written by the first block only), a
-padded view that starts from the tensor's own token, a hinted store of the block's own
-tile, a rounding mode on the one element type it is defined for."""
+store or a scatter where some index components are block indices, done only where they are the
+block's own, a padded view that starts from the tensor's own token, a hinted store of the block's
+own tile, a rounding mode on the one element type it is defined for."""
 
 from __future__ import annotations
 
@@ -45,6 +46,27 @@ def own_span_scatter(rank: int, latency: int) -> str:
     """`span_gather`'s scatter into row `ct.bid(0)` of an array of `rank` (at least 2) axes that
     each block owns, as `own_scatter` masks it."""
     return f"scatter_own_row_span_{rank}d{_suffix(False, latency)}"
+
+
+def owned_store(ties: tuple[int | None, ...], tma: bool, latency: int | None) -> str:
+    """A store of a tile of a partition of the whole array at an index some of whose components are
+    block indices (`ties`: per component, the block axis it is, or None), done where those
+    components are the block's own and the index lies inside the array's grid of tiles, with a TMA
+    choice and a latency hint (None: none), each a literal as cutile's JIT takes them."""
+    return (f"store_owned_{len(ties)}d_{_pattern(ties)}_tma_{'on' if tma else 'off'}"
+            f"{'' if latency is None else f'_latency{latency}'}")
+
+
+def owned_scatter(ties: tuple[int | None, ...], lanes: int, masked: bool, latency: int) -> str:
+    """A scatter at indices some of which are block indices (`ties`, as `owned_store`), the others
+    index tiles of `lanes` axes, masked to the array's bounds, to the block's own elements (and to
+    a mask of the caller's, where `masked`), with a latency hint (0: none)."""
+    return f"scatter_owned_{len(ties)}d_{_pattern(ties)}_into_{lanes}d{_suffix(masked, latency)}"
+
+
+def _pattern(ties: tuple[int | None, ...]) -> str:
+    """`b0_b1_x_b2_x`: per index component, the block axis it is (`b<axis>`) or any index (`x`)."""
+    return "_".join("x" if a is None else f"b{a}" for a in ties)
 
 
 def own_scatter(rank: int, lanes: int, masked: bool, latency: int) -> str:
@@ -88,11 +110,17 @@ _PADDED = re.compile(r"partition_padded_(\w+)$")
 _GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _SPAN_GATHER = re.compile(r"gather_span_(\d)d(?:_latency(\d+))?$")
 _SPAN_SCATTER = re.compile(r"scatter_own_row_span_(\d)d(?:_latency(\d+))?$")
+_OWNED_STORE = re.compile(r"store_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)_tma_(on|off)(?:_latency(\d+))?$")
+_OWNED_SCATTER = re.compile(r"scatter_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _OWN_TILE = re.compile(r"scatter_own_tile_1d(_masked)?(?:_latency(\d+))?$")
 _OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _FIRST_BLOCK = re.compile(r"scatter_first_block_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _ROUNDED = re.compile(r"(exp|tanh)_(approx|full)_f32$")
 _HINTED = re.compile(r"store_tile_(\d)d_tma_(on|off)(?:_latency(\d+))?$")
+
+
+def _ties(pattern: str) -> tuple[int | None, ...]:
+    return tuple(None if p == "x" else int(p[1:]) for p in pattern.split("_"))
 
 
 def called(kernels: list[ir.KernelIR]) -> dict:
@@ -106,6 +134,10 @@ def called(kernels: list[ir.KernelIR]) -> dict:
         "gathers": gathers,
         "span_gathers": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_GATHER.match(n))),
         "span_scatters": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_SCATTER.match(n))),
+        "owned_stores": sorted((n, _ties(m[2]), m[3] == "on", None if m[4] is None else int(m[4]))
+                               for n in names if (m := _OWNED_STORE.match(n))),
+        "owned_scatters": sorted((n, _ties(m[2]), int(m[3]), bool(m[4]), int(m[5] or 0))
+                                 for n in names if (m := _OWNED_SCATTER.match(n))),
         "own_scatters": sorted([(1, 1, bool(m[1]), int(m[2] or 0)) for n in names if (m := _OWN_TILE.match(n))] +
                                [(int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0))
                                 for n in names if (m := _OWN_ROW.match(n))]),

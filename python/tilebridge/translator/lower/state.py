@@ -42,7 +42,7 @@ class Frame:
 # restored whole, and lists that only grow (cut back to their length).
 RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "promoted",
             "promoted_stores", "partitions", "mutable_views", "branch_conflicts", "sites", "site_steps",
-            "pointer_tokens", "computed_seen", "narrowed", "shape_consts", "dtype_flags")
+            "pointer_tokens", "computed_seen", "narrowed", "shape_consts", "dtype_flags", "owners")
 GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses", "typed")
 
 
@@ -139,6 +139,9 @@ class KernelState:
         self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
         self.raw_arrays: set[str] = set()  # arrays reached through `get_raw_memory()`
         self.pointer_tokens: set[str] = set()  # the token variables of arrays gathered and scattered
+        # How blocks own each array the module's safe writes write (`owns`): per dimension tied to
+        # a block axis, (dimension, axis, the extent of what one block index owns along it).
+        self.owners: dict[str, tuple] = {}
         # The type given to every name the source assigns, every expression and every mma's
         # accumulator, where the source has it (`observe`); `foreign` > 0 while a helper of another
         # file is inlined (its lines are the call's, so nothing there can be told apart).
@@ -203,6 +206,14 @@ class KernelState:
         keeps (`keeper` says how) or the kernel keeps, as cuTile Python leaves it to the kernel."""
         keeper = keeper or ("the launcher checks it" if checked else "the kernel keeps it, as cuTile Python requires")
         self.unsafe_reasons.append(f"{what} (obligation: {obligation}; {keeper})")
+
+    def owns(self, array: ir.ArrayParam, ties: tuple) -> bool:
+        """Whether blocks may own `array`'s elements as `ties` says, for one more safe write of it:
+        block p owns the elements whose index along each tied dimension d lies in the extent-long
+        run numbered p's axis a there, and writes only from the first block along the axes no
+        dimension is tied to. Every safe write of one array must own it alike, or two blocks
+        could each own one element."""
+        return self.owners.setdefault(array.name, ties) == ties
 
     def read_and_written(self, array: ir.ArrayParam) -> bool:
         """Whether the kernel both reads and writes `array` (an in-place update)."""

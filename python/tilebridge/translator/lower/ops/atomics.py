@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from ... import ir
 from ...rust_syntax import rust_name
 from ..bindings import Value
-from .memory import array_arg, check_unchecked_output
-from .pointers import as_scattered, bind_loaded, lanes_inside, pointer_token, pointers
+from .memory import array_arg, check_unchecked_output, pointer_token
+from .pointers import as_scattered, bind_loaded, lanes_inside, pointers
 from .registry import register
 
 if TYPE_CHECKING:

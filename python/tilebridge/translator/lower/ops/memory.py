@@ -273,8 +273,8 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         if isinstance(latency, str) and not isinstance(own, str):
             own = "a latency hint a ct.Constant gives"
         if isinstance(own, str):
-            return _unchecked_store(w, node, array, index, tile, own, out,
-                                    hints=(_latency_option(latency), _tma_choice(tma)))
+            return _owned_store(w, node, array, index, tile, latency, tma, out) or _unchecked_store(
+                w, node, array, index, tile, own, out, hints=(_latency_option(latency), _tma_choice(tma)))
         return _hinted_store(w, array, _as_own_tile(w, array, tile, own, out), latency, tma)
     return store_tile(w, node, args["tile"], array, index, tile, out)
 
@@ -346,7 +346,8 @@ def store_tile(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayPa
         return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr, ir.Var(minted))))
     own = _own_tile(w.state, array, index, tile.shape)
     if isinstance(own, str):
-        return _unchecked_store(w, node, array, index, tile, own, out)
+        return _owned_store(w, node, array, index, tile, None, True, out) or _unchecked_store(
+            w, node, array, index, tile, own, out)
     tile = _as_own_tile(w, array, tile, own, out)
     _partitioned_output(w.state, array, tile.shape)
     return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr,)))
@@ -361,6 +362,55 @@ def _as_own_tile(w: Walker, array: ir.ArrayParam, tile: Value, own: tuple[ir.Blo
     if array.view is None:
         return tile
     return w.sem.reshaped(tile, shape, out, f"{rust_name(array.name)}_view_tile")
+
+
+def pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = False) -> ir.Var | None:
+    """The token that orders the accesses of an array through pointers in program order, as
+    cuTile Python's token order does: the scatters of every array (`scatter`), and the gathers
+    of an array the kernel also writes. Without it a gather may run before the scatter it must
+    see (moe_align's per-expert counts, read, incremented and written back in a loop), and
+    scatters in a loop go unordered, which tileiras pipelines differently from cuTile Python's
+    chain (moe_align's stage 3 took twice the instructions per iteration, 1.25x the time). None
+    for the gathers of an array only read."""
+    if not (scatter or state.read_and_written(array)):
+        return None
+    name = f"{rust_name(array.name)}_token"
+    if name not in state.pointer_tokens:
+        state.pointer_tokens.add(name)
+        state.partition_lets.append(ir.Let(name, ir.ScalarType("Token"), ir.Call("new_token_unordered"),
+                                          state.line, mutable=True))
+    return ir.Var(name)
+
+
+def _owned_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: list[Value], tile: Value,
+                 latency: int | str | None, tma: bool | ir.Expr, out: list[ir.Stmt]) -> Value | None:
+    """A store cutile's checked partition cannot take (several per block, of rank 4 or more, at
+    block indices in another order than the array's dimensions) through the module's safe
+    `store_owned_*`, which stores only where the index components that are block indices are the
+    block's own and the index lies inside the array's grid of tiles: used where every block index
+    the kernel reads is one of them (the others computing the same along the rest), outside any
+    loop (a test per trip measured 1.3x in persistent kernels: `_unchecked_store`), into an array
+    the kernel does not read, with a latency hint that is a number. None (nothing emitted) else."""
+    ties = tuple(i.bid_axis if i.kind == "scalar" else None for i in index)
+    tied = [a for a in ties if a is not None]
+    if w.state.blocks_read is None or not w.state.blocks_read <= set(tied) or len(set(tied)) != len(tied) \
+            or w.state.loops or w.state.read_and_written(array) or isinstance(latency, str) or len(index) > 5 \
+            or not w.state.owns(array, tuple((d, a, tile.shape[d]) for d, a in enumerate(ties) if a is not None)):
+        return None
+    check_unchecked_output(w.state, node, array)
+    array.written = True
+    for d in tile.shape:
+        if isinstance(d, str):
+            w.state.mark_tile_dim(d)
+    idx = [w.sem.i32(i, node) for i in index]
+    token = pointer_token(w.state, array, scatter=True)
+
+    def store(allow: bool) -> ir.Expr:
+        return ir.Call(module_items.owned_store(ties, allow, latency),
+                       (ir.Var(rust_name(array.name)), tile.expr, *idx, token))
+    out.append(ir.Assign(token.name, store(tma) if isinstance(tma, bool) else ir.If(tma, store(True), store(False)),
+                         w.state.line))
+    return Value("tile", None, None)
 
 
 def check_unchecked_output(state: KernelState, node: ast.Call, array: ir.ArrayParam) -> None:

@@ -13,8 +13,8 @@ from ....errors import TranslationError
 from ...rust_syntax import float_literal, rust_name
 from ..bindings import Value
 from ..facts import assignments, with_article
-from .memory import (array_arg, as_array_dtype, check_unchecked_output, latency_value, partition, set_rank,
-                     store_tile, tile_load)
+from .memory import (array_arg, as_array_dtype, check_unchecked_output, latency_value, partition, pointer_token,
+                     set_rank, store_tile, tile_load)
 from .registry import ct_op
 
 if TYPE_CHECKING:
@@ -295,24 +295,6 @@ def gather_padding(w: Walker, node: ast.Call, pad: Value, array: ir.ArrayParam, 
                            ir.Call("broadcast_scalar", (scalar.expr, ir.Shape(shape)))).expr
 
 
-def pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = False) -> ir.Var | None:
-    """The token that orders the accesses of an array through pointers in program order, as
-    cuTile Python's token order does: the scatters of every array (`scatter`), and the gathers
-    of an array the kernel also writes. Without it a gather may run before the scatter it must
-    see (moe_align's per-expert counts, read, incremented and written back in a loop), and
-    scatters in a loop go unordered, which tileiras pipelines differently from cuTile Python's
-    chain (moe_align's stage 3 took twice the instructions per iteration, 1.25x the time). None
-    for the gathers of an array only read."""
-    if not (scatter or state.read_and_written(array)):
-        return None
-    name = f"{rust_name(array.name)}_token"
-    if name not in state.pointer_tokens:
-        state.pointer_tokens.add(name)
-        state.partition_lets.append(ir.Let(name, ir.ScalarType("Token"), ir.Call("new_token_unordered"),
-                                          state.line, mutable=True))
-    return ir.Var(name)
-
-
 @ct_op("scatter")
 def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
@@ -361,9 +343,10 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
     tile `ct.bid(0) * T + ct.arange(T)` (`own_scatter`). None (nothing emitted) for any other
     scatter: a grid-stride loop's rows among them (docs/translation.md says why)."""
     shape, items, check = indices
-    if w.state.blocks_read is None or w.state.blocks_read - {0} or isinstance(latency, str) or len(items) > 4 \
-            or len(shape) > 4:
+    if w.state.blocks_read is None or isinstance(latency, str) or len(items) > 5 or len(shape) > 4:
         return None
+    if w.state.blocks_read - {0} or len(items) > 4:
+        return _owned_scatter(w, node, args, array, indices, latency, out)
     if not (check.kind == "const" and check.py):
         return _own_span_scatter(w, node, args, array, indices, latency, out)
     rank, masked = len(items), "mask" in args
@@ -371,7 +354,7 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
     if not w.state.blocks_read:
         mark, scratch = w.state.checkpoint(), []  # a refusal leaves no trace
         value = w.expr(args["value"], scratch, hint=f"{x}_value")
-        if _read_where_written(w.state, array):
+        if _read_where_written(w.state, array) or not w.state.owns(array, ()):
             w.state.rollback(mark)
             return None  # an input may be this very array (`in_place_pairs`), which the other blocks read
         out.extend(scratch)
@@ -390,11 +373,39 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
             return None  # lanes of one row: one element written by many
     else:
         lanes = shape or (1,)
-    if row is None or row.bid_axis != 0:
+    if row is None or row.bid_axis != 0 or not w.state.owns(array, ((0, 0, lanes[0] if rank == 1 else 1),)):
         return None
     name = module_items.own_scatter(rank, len(lanes), masked, latency or 0)
     value = w.expr(args["value"], out, hint=f"{x}_value")
     return _safe_scatter(w, node, args, array, value, lanes, name, [w.sem.i32(row, node, out)], items[1:], out)
+
+
+def _owned_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
+                   latency: int | None, out: list[ir.Stmt]) -> Value | None:
+    """A scatter with its bounds checked whose indices include block indices (`ct.bid(a)`, each
+    axis once, every axis the kernel reads among them), through the module's safe
+    `scatter_owned_*`, which writes only the elements whose components there are the block's own
+    (flash decoding's `(batch, head, lanes, split, lanes)`). None (nothing emitted) otherwise."""
+    shape, items, check = indices
+    ties = tuple(i.bid_axis if i.kind == "scalar" else None for i in items)
+    tied = [a for a in ties if a is not None]
+    if not (check.kind == "const" and check.py) or len(set(tied)) != len(tied) or \
+            not w.state.blocks_read <= set(tied) or not w.state.owns(array, tuple(
+                (d, a, 1) for d, a in enumerate(ties) if a is not None)):
+        return None
+    lanes = shape or (1,)
+    x = rust_name(array.name)
+    array.strided = array.written = True
+    value = as_scattered(w, node, w.expr(args["value"], out, hint=f"{x}_value"), array, lanes, out, f"{x}_value")
+    components = [w.sem.i32(i, node, out) if a is not None else _lane(w, node, i, lanes, out).expr
+                  for i, a in zip(items, ties)]
+    mask = user_mask(w, args, lanes, out)
+    token = pointer_token(w.state, array, scatter=True)
+    call = ir.Call(module_items.owned_scatter(ties, len(lanes), mask is not None, latency or 0), (
+        ir.Var(x), *(stride_param(array, a) for a in range(array.rank - 1)), *components, value.expr,
+        *([mask] if mask is not None else []), token))
+    out.append(ir.Assign(token.name, call, w.state.line))
+    return Value("tile", None, None)
 
 
 def _own_span_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
@@ -408,7 +419,7 @@ def _own_span_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayPara
         return None
     scratch: list[ir.Stmt] = []
     span = _span(w, node, items, shape, scratch)
-    if span is None:
+    if span is None or not w.state.owns(array, ((0, 0, 1),)):
         return None
     out.extend(scratch)
     scalars, start = span

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 from ... import ir, module_items
 from ...rust_syntax import rust_name
 from ..bindings import Value
-from .memory import array_arg, check_unchecked_output, latency_value
-from .pointers import (as_scattered, base_pointers, bind_loaded, gather_padding, pointer_latency, pointer_token,
-                       user_mask)
+from .memory import array_arg, check_unchecked_output, latency_value, pointer_token
+from .pointers import as_scattered, base_pointers, bind_loaded, gather_padding, pointer_latency, user_mask
 
 if TYPE_CHECKING:
     from ..walker import Walker
