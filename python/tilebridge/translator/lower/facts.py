@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from .. import ir
+from ..rust_syntax import rust_name
 from .early_returns import RESULT
 
 # Python's comparisons, evaluated on translation-time values.
@@ -137,6 +138,28 @@ def bound_per_trip(fn: ast.FunctionDef) -> set[str]:
             if name in inside and i not in loop and not any(i in other and not loop <= other for other in loops):
                 names.discard(name)  # bound outside every loop, or in one around this one
     return {name for name in names if all(any(i in loop for loop in loops) for i, n in everywhere if n == name)}
+
+
+def single_valued(fn: ast.FunctionDef) -> set[str]:
+    """The variables (as Rust names) that hold one value wherever the kernel reads them: a
+    parameter the kernel never binds, a name it binds once, or a `for` target no assignment binds
+    and no loop inside a loop over it binds again (one value through each trip)."""
+    assigned = [rust_name(name) for _, name in assignments(fn)]
+    targets: list[str] = []
+    for loop in ast.walk(fn):
+        if isinstance(loop, ast.For):
+            names = {rust_name(n.id) for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+            inner = {rust_name(n.id) for st in loop.body + loop.orelse for sub in ast.walk(st)
+                     if isinstance(sub, ast.For) for n in ast.walk(sub.target) if isinstance(n, ast.Name)}
+            targets += names
+            assigned += list(names & inner)  # bound again inside its own loop
+    params = {rust_name(a.arg) for a in fn.args.args}
+
+    def one_value(v: str) -> bool:
+        bindings = assigned.count(v) + targets.count(v)
+        return (v in params and bindings == 0) or (v not in params and (
+            bindings == 1 or (v in targets and v not in assigned)))
+    return {v for v in {*params, *assigned, *targets} if one_value(v)}
 
 
 def shown_name(name: str) -> str:

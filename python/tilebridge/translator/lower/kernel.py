@@ -19,7 +19,7 @@ from ..rust_syntax import rust_name
 from . import early_returns
 from .bindings import ArrayUse, Binding, Value
 from .dtype_classes import DTypeResolver, resolve_stmt, resolve_type
-from .facts import assignments, bound_per_trip, carried_names, loop_assigned, names_read
+from .facts import assignments, bound_per_trip, carried_names, loop_assigned, names_read, single_valued
 from .fusion import fuse_named_products
 
 from .state import Frame, KernelState
@@ -52,6 +52,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
     # Names a loop reassigns may hold any value there: no facts about them survive.
     w.frame.loop_assigned = loop_assigned(fn)
     w.frame.bound_per_trip = bound_per_trip(fn)
+    w.state.single_valued = single_valued(fn)  # where a fact's expression may be read (`pointers`)
     w.frame.loop_carried = carried_names(fn)
     # A `return` inside a loop: a flag the loops carry, and a `break` (`early_returns`).
     stmts = early_returns.kernel_exits(fn.body)

@@ -76,6 +76,7 @@ class KernelState:
         # (`pointers._own_scatter`).
         self.block_axes: set[int] = set()
         self.blocks_read: frozenset[int] | None = None
+        self.single_valued: set[str] = set()  # variables with one value wherever read (`facts.single_valued`)
         self.narrowed: dict[str, set[str]] = {}  # an array moved only -> the dtypes its conversions allow
         # The operation whose operands are being evaluated, innermost last (`Walker.operands`): None
         # for a helper's call, which passes its arguments on untouched.
@@ -392,6 +393,12 @@ class KernelState:
         if isinstance(expr, ir.If):
             return all(self.compile_time(e, depth + 1) for e in (expr.cond, expr.then, expr.other))
         return self.on_constants(expr)
+
+    def mark_tile_dims(self, shape: tuple[ir.Dim, ...]) -> None:
+        """The constant parameters among `shape`'s dimensions are tile dimensions."""
+        for d in shape:
+            if isinstance(d, str):
+                self.mark_tile_dim(d)
 
     def mark_tile_dim(self, name: str) -> None:
         for p in self.params:

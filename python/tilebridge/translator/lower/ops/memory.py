@@ -295,9 +295,7 @@ def _partitioned_output(state: KernelState, array: ir.ArrayParam, shape: tuple[i
     """`array` is an output the launcher partitions into tiles of `shape`, one per block."""
     array.written = True
     array.tile = shape
-    for d in shape:
-        if isinstance(d, str):
-            state.mark_tile_dim(d)
+    state.mark_tile_dims(shape)
 
 
 def _stored(w: Walker, node: ast.Call, tile: Value, array: ir.ArrayParam, rank: int, out: list[ir.Stmt]) -> Value:
@@ -399,9 +397,7 @@ def _owned_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: list[Va
         return None
     check_unchecked_output(w.state, node, array)
     array.written = True
-    for d in tile.shape:
-        if isinstance(d, str):
-            w.state.mark_tile_dim(d)
+    w.state.mark_tile_dims(tile.shape)
     idx = [w.sem.i32(i, node) for i in index]
     token = pointer_token(w.state, array, scatter=True)
 
@@ -486,9 +482,7 @@ def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
                    state.line, mutable=True))
         if not at_site:
             views[padding] = view  # a view made at its access site is not reused elsewhere
-    for d in shape:
-        if isinstance(d, str):
-            state.mark_tile_dim(d)
+    state.mark_tile_dims(shape)
     return ir.Var(view)
 
 

@@ -12,7 +12,7 @@ from ... import ir, module_items
 from ....errors import TranslationError
 from ...rust_syntax import float_literal, rust_name
 from ..bindings import Value
-from ..facts import assignments, with_article
+from ..facts import with_article
 from .memory import (array_arg, as_array_dtype, check_unchecked_output, latency_value, partition, pointer_token,
                      set_rank, store_tile, tile_load)
 from .registry import ct_op
@@ -176,28 +176,10 @@ def _span(w: Walker, node: ast.Call, items: list[Value], shape: tuple[ir.Dim, ..
 
 
 def _bound_once(w: Walker, expr: ir.Expr) -> bool:
-    """Whether every variable `expr` reads names one value wherever the kernel reads it: a
-    parameter the kernel never binds, a name it binds once, or a `for` target no assignment binds
-    and no loop inside a loop over it binds again (so one value through each trip). A fact's
-    expression, e.g. a ramp's start, is read where the ramp is used: a name bound again in between
-    would read as its new value there."""
-    fn = w.state.src.func
-    assigned = [rust_name(name) for _, name in assignments(fn)]
-    targets: list[str] = []
-    for loop in ast.walk(fn):
-        if isinstance(loop, ast.For):
-            names = {rust_name(n.id) for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-            inner = {rust_name(n.id) for st in loop.body + loop.orelse for sub in ast.walk(st)
-                     if isinstance(sub, ast.For) for n in ast.walk(sub.target) if isinstance(n, ast.Name)}
-            targets += names
-            assigned += list(names & inner)  # bound again inside its own loop
-    params = {rust_name(a.arg) for a in fn.args.args}
-
-    def one_value(v: str) -> bool:
-        bindings = assigned.count(v) + targets.count(v)
-        return (v in params and bindings == 0) or (v not in params and (
-            bindings == 1 or (v in targets and v not in assigned)))
-    return all(one_value(v.name) for v in ir.variables(expr))
+    """Whether every variable `expr` reads names one value wherever the kernel reads it
+    (`facts.single_valued`). A fact's expression, e.g. a ramp's start, is read where the ramp is
+    used: a name bound again in between would read as its new value there."""
+    return all(v.name in w.state.single_valued for v in ir.variables(expr))
 
 
 def _check_flag(check: Value) -> ir.Expr:
@@ -360,7 +342,7 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
         out.extend(scratch)
         lanes = shape or (1,)
         name = module_items.first_block_scatter(rank, len(lanes), masked, latency or 0)
-        return _safe_scatter(w, node, args, array, value, lanes, name, [], items, out)
+        return _safe_scatter(w, node, args, array, value, lanes, name, items, out)
     first = items[0]
     row = first if first.kind == "scalar" else first.splat if first.kind == "tile" else None
     if rank == 1 and first.kind == "tile" and first.iota_offset is not None and len(first.shape) == 1:
@@ -377,7 +359,7 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
         return None
     name = module_items.own_scatter(rank, len(lanes), masked, latency or 0)
     value = w.expr(args["value"], out, hint=f"{x}_value")
-    return _safe_scatter(w, node, args, array, value, lanes, name, [w.sem.i32(row, node, out)], items[1:], out)
+    return _safe_scatter(w, node, args, array, value, lanes, name, [w.sem.i32(row, node, out), *items[1:]], out)
 
 
 def _owned_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
@@ -394,18 +376,10 @@ def _owned_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, 
                 (d, a, 1) for d, a in enumerate(ties) if a is not None)):
         return None
     lanes = shape or (1,)
-    x = rust_name(array.name)
-    array.strided = array.written = True
-    value = as_scattered(w, node, w.expr(args["value"], out, hint=f"{x}_value"), array, lanes, out, f"{x}_value")
-    components = [w.sem.i32(i, node, out) if a is not None else _lane(w, node, i, lanes, out).expr
-                  for i, a in zip(items, ties)]
-    mask = user_mask(w, args, lanes, out)
-    token = pointer_token(w.state, array, scatter=True)
-    call = ir.Call(module_items.owned_scatter(ties, len(lanes), mask is not None, latency or 0), (
-        ir.Var(x), *(stride_param(array, a) for a in range(array.rank - 1)), *components, value.expr,
-        *([mask] if mask is not None else []), token))
-    out.append(ir.Assign(token.name, call, w.state.line))
-    return Value("tile", None, None)
+    name = module_items.owned_scatter(ties, len(lanes), "mask" in args, latency or 0)
+    value = w.expr(args["value"], out, hint=f"{rust_name(array.name)}_value")
+    return _safe_scatter(w, node, args, array, value, lanes, name,
+                         [i if a is None else w.sem.i32(i, node, out) for i, a in zip(items, ties)], out)
 
 
 def _own_span_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
@@ -423,15 +397,9 @@ def _own_span_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayPara
         return None
     out.extend(scratch)
     scalars, start = span
-    x = rust_name(array.name)
-    array.strided = array.written = True
-    value = as_scattered(w, node, w.expr(args["value"], out, hint=f"{x}_value"), array, shape, out, f"{x}_value")
-    token = pointer_token(w.state, array, scatter=True)
-    call = ir.Call(module_items.own_span_scatter(len(items), latency or 0), (
-        ir.Var(x), *(stride_param(array, a) for a in range(array.rank - 1)), *scalars, start, _check_flag(check),
-        value.expr, token))
-    out.append(ir.Assign(token.name, call, w.state.line))
-    return Value("tile", None, None)
+    value = w.expr(args["value"], out, hint=f"{rust_name(array.name)}_value")
+    return _safe_scatter(w, node, args, array, value, shape, module_items.own_span_scatter(len(items), latency or 0),
+                         [*scalars, start, _check_flag(check)], out)
 
 
 def _read_where_written(state: KernelState, array: ir.ArrayParam) -> bool:
@@ -442,18 +410,18 @@ def _read_where_written(state: KernelState, array: ir.ArrayParam) -> bool:
 
 
 def _safe_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, value: Value,
-                  lanes: tuple[ir.Dim, ...], name: str, leading: list[ir.Expr], items: list[Value],
-                  out: list[ir.Stmt]) -> Value:
-    """`y_token = name(y, strides, leading, indices, value, [mask], y_token)`, the module's safe
-    scatter `name`: the indices and the value broadcast to `lanes`."""
+                  lanes: tuple[ir.Dim, ...], name: str, indices: list[Value | ir.Expr], out: list[ir.Stmt]) -> Value:
+    """`y_token = name(y, strides, indices, value, [mask], y_token)`, the module's safe scatter
+    `name`: the value broadcast to `lanes`, and each index that is a Value too (a tile of lanes),
+    the others (scalars the function takes as they are) passed on."""
     x = rust_name(array.name)
     array.strided = array.written = True
     value = as_scattered(w, node, value, array, lanes, out, f"{x}_value")
-    lane_tiles = [_lane(w, node, item, lanes, out).expr for item in items]
+    index_args = [_lane(w, node, i, lanes, out).expr if isinstance(i, Value) else i for i in indices]
     mask = user_mask(w, args, lanes, out)
     token = pointer_token(w.state, array, scatter=True)
     call = ir.Call(name, (
-        ir.Var(x), *(stride_param(array, a) for a in range(array.rank - 1)), *leading, *lane_tiles,
+        ir.Var(x), *(stride_param(array, a) for a in range(array.rank - 1)), *index_args,
         value.expr, *([mask] if mask is not None else []), token))
     out.append(ir.Assign(token.name, call, w.state.line))
     return Value("tile", None, None)
