@@ -30,6 +30,8 @@ def test_the_padded_gather_is_declared_where_a_body_calls_it():
 
 def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     safe = ir.Let("t", ir.TileType("E0", (4,)), ir.Call(module_items.gather(2, 1, True, 4), (ir.Var("x"),)), 2)
+    ordered = ir.Let("u", ir.LoadedType(ir.TileType("E0", (4,))),
+                     ir.Call(module_items.gather(1, 1, False, 0, ordered=True), (ir.Var("x"),)), 2)
     rounded = ir.Eval(ir.Call(module_items.rounded("exp", "Approx"), (ir.Var("t"),)), 3)
     store = ir.Eval(ir.Call(module_items.hinted_store(1, tma=False, latency=3), (ir.Var("x"),)), 4)
     scatters = [ir.Assign("x_token", ir.Call(name, (ir.Var("x"),)), 5) for name in (
@@ -37,23 +39,24 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
         module_items.first_block_scatter(1, 1, False, 0), module_items.span_gather(2, 1),
         module_items.own_span_scatter(3, 0), module_items.owned_scatter((0, None, 2), 1, False, 1))]
     owned = ir.Eval(ir.Call(module_items.owned_store((2, 0, 1), tma=True, latency=None), (ir.Var("x"),)), 6)
-    body = [safe, rounded, store, *scatters, owned]
+    body = [safe, ordered, rounded, store, *scatters, owned]
     called = module_items.called([kernel(body, [])])
     # a checked gather needs the pointer load it is made of
     assert called == {"padded_gather": True, "padded_partitions": [],
-                      "gathers": [(2, 1, True, 4)], "rounded": [("exp", "approx")], "hinted_stores": [(1, False, 3)],
+                      "gathers": [(1, 1, False, 0, True), (2, 1, True, 4, False)], "rounded": [("exp", "approx")], "hinted_stores": [(1, False, 3)],
                       "span_gathers": [(2, 1)], "span_scatters": [(3, 0)],
                       "owned_stores": [("store_owned_3d_b2_b0_b1_tma_on", (2, 0, 1), True, None)],
                       "owned_scatters": [("scatter_owned_3d_b0_x_b2_into_1d_latency1", (0, None, 2), 1, False, 1)],
                       "own_scatters": [(1, 1, True, 2), (2, 1, False, 0)],
                       "first_block_scatters": [(1, 1, False, 0)]}
     rust = render_crate([kernel(body, [])], "k_rs", Path("/runtime"), "k.py").unformatted["src/tile_kernels.rs"]
-    for name in ("fn gather_2d_into_1d_masked_latency4<", "fn exp_approx_f32<", "fn store_tile_1d_tma_off_latency3<",
+    for name in ("fn gather_2d_into_1d_masked_latency4<", "fn gather_1d_into_1d_ordered<", "fn exp_approx_f32<", "fn store_tile_1d_tma_off_latency3<",
                  "fn scatter_own_row_2d_into_1d<", "fn scatter_own_tile_1d_masked_latency2<",
                  "fn scatter_first_block_1d_into_1d<", "fn gather_span_2d_latency1<", "fn scatter_own_row_span_3d<",
                  "fn store_owned_3d_b2_b0_b1_tma_on<", "fn scatter_owned_3d_b0_x_b2_into_1d_latency1<"):
         assert name in rust
     assert "fn gather_2d_into_1d<" not in rust and "fn partition_padded_" not in rust
+    assert "fn gather_1d_into_1d<" not in rust and "fn gather_2d_into_1d_ordered_masked_latency4<" not in rust
     assert "fn scatter_own_tile_1d<" not in rust and "fn scatter_own_row_2d_into_1d_masked<" not in rust
 
 

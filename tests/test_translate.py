@@ -219,6 +219,76 @@ def start_bound_again(x, y, N: T, B: T):
         "gathers from 'x' with check_bounds decided at launch"]
 
 
+def test_a_gather_from_an_array_the_kernel_writes_is_safe_where_its_writes_keep_other_blocks_off(tmp_path):
+    """A bounds-checked gather from an array the kernel also writes goes through the module's safe
+    gather, ordered by the array's pointer token, where every write of the array is an `unsafe`
+    block whose obligation says that no block writes what another reads: a write that would be
+    safe on its own (the block's own row) goes through pointers then, with that obligation. An
+    array also updated atomically, and a gather whose bounds are unchecked, keep the unsafe
+    gather."""
+    (tmp_path / "read_back.py").write_text('''
+import cuda.tile as ct
+
+T = ct.Constant[int]
+
+
+@ct.kernel
+def column_sums(counts, R: T, C: T):
+    offs = ct.arange(R, dtype=ct.int32) * C + ct.bid(0)
+    ct.scatter(counts, offs, ct.cumsum(ct.gather(counts, offs, padding_value=0), axis=0))
+
+
+@ct.kernel
+def own_row_read_back(x, B: T):
+    cols = ct.arange(B, dtype=ct.int32)
+    ct.scatter(x, (ct.bid(0), cols), ct.gather(x, (ct.bid(0), cols)) * 2)
+
+
+@ct.kernel
+def tiles_read_back(x, mean, B: T, COMPUTE: T):
+    rows = ct.bid(0) * B + ct.arange(B, dtype=ct.int32)
+    if COMPUTE:
+        m = ct.sum(ct.load(x, index=(ct.bid(0), 0), shape=(B, 4)), axis=1)
+        ct.store(mean, index=(ct.bid(0),), tile=m)
+    else:
+        m = ct.gather(mean, rows)
+    ct.store(x, index=(ct.bid(0), 0), tile=ct.load(x, index=(ct.bid(0), 0), shape=(B, 4)) - m[:, None])
+
+
+@ct.kernel
+def counted_atomically(counts, B: T):
+    offs = ct.arange(B, dtype=ct.int32)
+    ct.atomic_add(counts, offs, 1)
+    ct.scatter(counts, offs + B, ct.gather(counts, offs))
+
+
+@ct.kernel
+def unchecked(x, B: T):
+    offs = ct.bid(0) * B + ct.arange(B, dtype=ct.int32)
+    ct.scatter(x, offs, ct.gather(x, offs, check_bounds=False) + 1)
+''')
+    files = generated(tmp_path / "read_back.py")
+    meta = ExtensionMetadata.from_json(files["tilebridge.json"]).kernels
+    body = re.sub(r"\(\s+", "(", " ".join(files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
+    assert "gather_1d_into_1d_ordered(counts, offs, counts_padding, counts_token)" in body
+    assert "gather_2d_into_1d_ordered(x, x_stride_0, " in body and "gather_1d_into_1d_ordered(mean, " in body
+    assert meta["column_sums"].unsafe_reasons == [
+        "scatters to 'counts' through pointers (obligation: blocks write disjoint elements of it, none that another "
+        "block reads; the kernel keeps it, as cuTile Python requires)"]
+    assert meta["own_row_read_back"].unsafe_reasons == [
+        "scatters to 'x' through pointers (obligation: blocks write disjoint elements of it, none that another block "
+        "reads; the kernel keeps it, as cuTile Python requires)"]
+    assert "updates 'mean' in place through an unchecked partition (obligation: each block loads and stores only " \
+           "its own tiles of it, inside its grid, none that another block reads; the kernel keeps it, as cuTile " \
+           "Python requires)" in meta["tiles_read_back"].unsafe_reasons
+    assert not any(r.startswith("gathers") for k in ("column_sums", "own_row_read_back", "tiles_read_back")
+                   for r in meta[k].unsafe_reasons)
+    assert "gathers from 'counts', which it also updates atomically (obligation: no other block writes what one " \
+           "reads; the kernel keeps it, as cuTile Python requires)" in meta["counted_atomically"].unsafe_reasons
+    assert [r.split(" (")[0] for r in meta["unchecked"].unsafe_reasons] == [
+        "gathers from 'x' with check_bounds=False", "scatters to 'x' through pointers"]
+
+
 def test_a_store_or_scatter_at_block_indices_is_safe_where_the_block_owns_them(tmp_path):
     """A store cutile's checked partition cannot take (block indices in another order than the
     array's dimensions, rank 5, stored twice) and a scatter at block indices go through the

@@ -26,12 +26,15 @@ def padded_partition(padding: str) -> str:
     return f"partition_padded_{_snake(padding)}"
 
 
-def gather(rank: int, lanes: int, masked: bool, latency: int) -> str:
-    """A gather of a tile of `lanes` axes from an array of `rank` axes the kernel only reads, masked
-    to the array's bounds (and to a mask of the caller's, where `masked`), with a latency hint (0:
-    none). One function per pair of ranks, as cutile instantiates a function for one rank of its
-    generic shapes, and per hint, as cutile's JIT takes a hint only as a literal in the call."""
-    return f"gather_{rank}d_into_{lanes}d{_suffix(masked, latency)}"
+def gather(rank: int, lanes: int, masked: bool, latency: int, ordered: bool = False) -> str:
+    """A gather of a tile of `lanes` axes from an array of `rank` axes, masked to the array's bounds
+    (and to a mask of the caller's, where `masked`), with a latency hint (0: none). One function
+    per pair of ranks, as cutile instantiates a function for one rank of its generic shapes, and
+    per hint, as cutile's JIT takes a hint only as a literal in the call. `ordered`: from an array
+    the kernel also writes (through `unsafe` blocks that leave it to keep other blocks' writes off
+    what a block reads), after the block's own earlier accesses of it: it takes the array's
+    pointer token and returns the read's."""
+    return f"gather_{rank}d_into_{lanes}d{'_ordered' if ordered else ''}{_suffix(masked, latency)}"
 
 
 def span_gather(rank: int, latency: int) -> str:
@@ -107,7 +110,7 @@ def _snake(name: str) -> str:
 
 
 _PADDED = re.compile(r"partition_padded_(\w+)$")
-_GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
+_GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_ordered)?(_masked)?(?:_latency(\d+))?$")
 _SPAN_GATHER = re.compile(r"gather_span_(\d)d(?:_latency(\d+))?$")
 _SPAN_SCATTER = re.compile(r"scatter_own_row_span_(\d)d(?:_latency(\d+))?$")
 _OWNED_STORE = re.compile(r"store_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)_tma_(on|off)(?:_latency(\d+))?$")
@@ -126,7 +129,8 @@ def _ties(pattern: str) -> tuple[int | None, ...]:
 def called(kernels: list[ir.KernelIR]) -> dict:
     """What the module must declare for `kernels`, as `kernels.rs.j2` takes it."""
     names = {n.func for k in kernels for n in ir.nodes(k.body) if isinstance(n, ir.Call)}
-    gathers = sorted((int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0)) for n in names if (m := _GATHER.match(n)))
+    gathers = sorted((int(m[1]), int(m[2]), bool(m[4]), int(m[5] or 0), bool(m[3]))
+                     for n in names if (m := _GATHER.match(n)))
     return {
         "padded_gather": PADDED_GATHER in names or bool(gathers) or any(_SPAN_GATHER.match(n) for n in names),
         "padded_partitions": sorted(("".join(w.title() for w in m[1].split("_")), n)

@@ -64,6 +64,8 @@ class ArrayUse:
     loads: int = 0
     stores: int = 0
     other: int = 0
+    gathers: int = 0  # among the loads
+    atomics: int = 0  # among the stores
 
 
 def translation_time(*values: Value) -> tuple | None:

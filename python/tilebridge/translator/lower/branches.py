@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING
 
 from .. import ir
@@ -139,8 +139,8 @@ def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]], paths: 
         per_path.append(w.state.counted)
     w.state.guarded -= 1
     if paths:
-        w.state.counted = {name: ArrayUse(*(max(getattr(c[name], f) for c in per_path)
-                                          for f in ("loads", "stores", "other"))) for name in base}
+        w.state.counted = {name: ArrayUse(*(max(getattr(c[name], f.name) for c in per_path)
+                                          for f in fields(ArrayUse))) for name in base}
     return branches, scopes
 
 

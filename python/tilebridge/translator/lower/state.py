@@ -179,10 +179,13 @@ class KernelState:
         self.used_names.add(name)
         return name
 
-    def count(self, array: ir.ArrayParam, kind: str) -> None:
-        """Counts an access as translated (`kind` is "loads" or "stores")."""
+    def count(self, array: ir.ArrayParam, kind: str, via: str | None = None) -> None:
+        """Counts an access as translated (`kind` is "loads" or "stores"), and how it is made where
+        that matters (`via`: "gathers", "atomics")."""
         use = self.counted[array.name]
         setattr(use, kind, getattr(use, kind) + 1)
+        if via:
+            setattr(use, via, getattr(use, via) + 1)
         self.accesses.append((array.name, kind, tuple(self.loops)))
 
     def site(self, array: ir.ArrayParam, kind: str, shape: tuple[ir.Dim, ...], index: list[Value]) -> None:
@@ -220,6 +223,12 @@ class KernelState:
         """Whether the kernel both reads and writes `array` (an in-place update)."""
         use = self.uses[array.name]
         return bool(use.loads and use.stores)
+
+    def off_reads(self, array: ir.ArrayParam) -> str:
+        """What an `unsafe` write of `array` adds to its obligation where the kernel also gathers
+        from it: that no block writes what another reads, which makes the module's safe gathers
+        from it race-free (`ops.pointers`)."""
+        return ", none that another block reads" if self.uses[array.name].gathers else ""
 
     def allowed_dtypes(self, members: list[str]) -> list[str]:
         """The dtypes the launcher takes for arrays the kernel ties together: those stated for

@@ -472,7 +472,7 @@ def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
             value: ir.Expr = ir.Call("make_partition_view_mut", (
                 source, ir.Shape(shape), ir.Lit(padding or "padding::None"), token))
             state.unsafe(f"updates '{array.name}' in place through an unchecked partition",
-                         "each block loads and stores only its own tiles of it, inside its grid")
+                         "each block loads and stores only its own tiles of it, inside its grid" + state.off_reads(array))
         else:
             value = ir.Method(source, "partition_full_mut", (ir.Shape(shape),))
             state.unsafe(f"stores to '{array.name}' through an unchecked partition ({reason})",

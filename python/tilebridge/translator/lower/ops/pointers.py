@@ -89,7 +89,7 @@ def _known_scalar(w: Walker, expr: ir.Expr) -> Value:
 def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
     array = array_arg(w, args["array"], out)
-    w.state.count(array, "loads")
+    w.state.count(array, "loads", via="gathers")
     pad = w.expr(args["padding_value"], out) if "padding_value" in args else Value("const", py=0)
     if not (pad.kind == "const" and isinstance(pad.py, (int, float))) and pad.kind != "scalar":
         raise w.error(node, "padding_value must be a number or a scalar")
@@ -135,8 +135,8 @@ def _unsafe_gather_reason(state: KernelState, array: ir.ArrayParam, check: Value
     """Why a gather goes through cutile's unsafe pointer load, and the obligation the kernel keeps;
     None where the module's safe gather takes it."""
     a, inside = array.name, "every index lies inside the array"
-    if state.read_and_written(array):
-        return f"gathers from '{a}', which it also writes", "no other block writes what one reads"
+    if state.uses[a].atomics and state.read_and_written(array):
+        return f"gathers from '{a}', which it also updates atomically", "no other block writes what one reads"
     if check.kind == "scalar":
         return f"gathers from '{a}' with check_bounds decided at launch", f"where it is false, {inside}"
     if not (check.kind == "const" and check.py):
@@ -206,19 +206,24 @@ def _span_gather(w: Walker, node: ast.Call, array: ir.ArrayParam, pad: Value, sp
 
 def _checked_gather(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, pad: Value, indices: tuple,
                     latency: int, out: list[ir.Stmt], hint: str) -> Value:
-    """A gather with its bounds checked from an array the kernel only reads, through the module's
-    safe `gather_<rank>d` (module_items.py), which masks the lanes to the array's own bounds
-    itself: no `unsafe` in the kernel."""
+    """A gather with its bounds checked, through the module's safe `gather_<rank>d`
+    (module_items.py), which masks the lanes to the array's own bounds itself: no `unsafe` in the
+    kernel. From an array the kernel also writes, the gather is ordered by the array's pointer
+    token, and its writes' `unsafe` blocks take on that no block writes what another reads
+    (`KernelState.off_reads`)."""
     shape, items, _ = indices
     array.strided = True
     lanes = [_lane(w, node, item, shape, out).expr for item in items]
     mask = user_mask(w, args, shape, out)
     padding = gather_padding(w, node, pad, array, shape, out)
-    gather = ir.Call(module_items.gather(len(items), len(shape), mask is not None, latency), (
+    token = pointer_token(w.state, array)
+    gather = ir.Call(module_items.gather(len(items), len(shape), mask is not None, latency, ordered=bool(token)), (
         ir.Var(rust_name(array.name)), *(stride_param(array, a) for a in range(len(items) - 1)), *lanes,
-        *([mask] if mask is not None else []), padding))
-    name = w.state.fresh(hint)
+        *([mask] if mask is not None else []), padding, *([token] if token else [])))
     tile_type = ir.TileType(f"${array.name}", shape)
+    if token:
+        return bind_loaded(w, tile_type, gather, token, out, hint)
+    name = w.state.fresh(hint)
     out.append(ir.Let(name, tile_type, gather, w.state.line))
     w.state.temps.add(name)
     return Value("tile", tile_type, ir.Var(name))
@@ -300,7 +305,8 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     value = as_scattered(w, node, w.expr(args["value"], out, hint=hint), array, shape, out, hint)
     array.written = True
     w.state.unsafe(f"scatters to '{array.name}' through pointers",
-                   "blocks write disjoint elements of it" + ("" if mask else ", each inside it"))
+                   "blocks write disjoint elements of it" + ("" if mask else ", each inside it") +
+                   w.state.off_reads(array))
     why = lanes_inside(array, mask)
     token = pointer_token(w.state, array, scatter=True)
     store = ir.Unsafe(ir.Call("store_ptr_tko", (
@@ -325,7 +331,8 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
     tile `ct.bid(0) * T + ct.arange(T)` (`own_scatter`). None (nothing emitted) for any other
     scatter: a grid-stride loop's rows among them (docs/translation.md says why)."""
     shape, items, check = indices
-    if w.state.blocks_read is None or isinstance(latency, str) or len(items) > 5 or len(shape) > 4:
+    if w.state.blocks_read is None or isinstance(latency, str) or len(items) > 5 or len(shape) > 4 or \
+            w.state.uses[array.name].gathers:  # safe gathers from it rest on its writes' obligations
         return None
     if w.state.blocks_read - {0} or len(items) > 4:
         return _owned_scatter(w, node, args, array, indices, latency, out)

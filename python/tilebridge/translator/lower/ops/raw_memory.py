@@ -62,7 +62,7 @@ def raw_method(w: Walker, node: ast.Call, raw: Value, name: str, out: list[ir.St
         value = as_scattered(w, node, w.expr(args["value"], out, hint=f"{x}_value"), array, shape, out, f"{x}_value")
         array.written = True
         w.state.unsafe(f"stores to '{array.name}' at raw element offsets", "every offset lies inside it, and blocks "
-                       "write disjoint elements of it")
+                       "write disjoint elements of it" + w.state.off_reads(array))
         store = ir.Unsafe(ir.Call("store_ptr_tko", (ptrs.expr, value.expr, ir.Lit("ordering::Weak"),
                                                     ir.Lit("None::<scope::Device>"), some(mask), some(token), latency)),
                           reason=f"the kernel promises, as cuTile Python's raw memory leaves it to, that every offset "
