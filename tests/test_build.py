@@ -1561,3 +1561,33 @@ def scalar_gathers(x, n, y, T: ct.Constant[int]):
     body = tb.translate(tmp_path / "scalar_gathers.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
     assert "let count: Tile<E1, { [] }> = count_one.reshape(const_shape![]);" in body, body
     tb.build(tmp_path / "scalar_gathers.py", quiet=True, cubins=True)
+
+
+def test_a_store_with_an_order_stores_the_tile_permuted_back(monkeypatch, tmp_path):
+    """`ct.store(y, index, tile, order=)` stores through y's axes permuted by `order`: the same
+    elements as the tile permuted back at the index permuted back, in y's own axes (cutile 0.5.0
+    has no permuted mutable partition). Typed as cuTile Python types it, through cubins; the
+    GPU round compares it with cuTile Python (`math_ops.py` `permuted_stores`)."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = """
+import cuda.tile as ct
+
+
+@ct.kernel
+def permuted(x, y, z, TM: ct.Constant[int], TN: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0), ct.bid(1)), shape=(TM, TN))
+    ct.store(y, index=(ct.bid(0), ct.bid(1)), tile=t, order="F")
+    ct.store(z, index=(0, ct.bid(0), ct.bid(1)), tile=ct.reshape(t, (1, TM, TN)), order=(2, 0, 1))
+"""
+    (tmp_path / "permuted.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    (src,) = frontend.load_all(tmp_path / "permuted.py")
+    (kir,) = lower_checked(src, None, False, ())
+    assert kir.safety.safe and kir.compiled_at, kir.safety.reasons
+    body = re.sub(r"\(\s+", "(", " ".join(tb.translate(tmp_path / "permuted.py", runtime_path=tbuild.RUNTIME_CRATE)
+                                          .files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
+    # y (order "F"): the tile transposed, at (bid 1, bid 0); z (order (2, 0, 1)): axes (1, 2, 0)
+    assert "= permute(t, const_array![1, 0]);" in body and "store_owned_2d_b1_b0_tma_on(y, y_tile, " in body, body
+    assert "permute(z_tile, const_array![1, 2, 0]);" in body and "z: &mut Tensor<E0, { [TM, TN, 1] }>" in body
+    tb.build(tmp_path / "permuted.py", quiet=True, cubins=True)

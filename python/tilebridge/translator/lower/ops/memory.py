@@ -15,6 +15,7 @@ from ...rust_syntax import rust_name
 from .. import streams
 from ..bindings import Value
 from .registry import ct_op
+from .tiles import permuted
 
 if TYPE_CHECKING:
     from ..state import KernelState
@@ -48,7 +49,8 @@ def _order(w: Walker, node: ast.expr | None, rank: int, out: list[ir.Stmt]) -> t
     """A load's `order=`: a permutation of the tile's axes, None for the identity."""
     if node is None:
         return None
-    val = w.expr(node, out)
+    val = Value("static", py=node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+        else w.expr(node, out)
     if val.kind == "static" and val.py in ("C", "F"):
         order = tuple(range(rank)) if val.py == "C" else tuple(reversed(range(rank)))
     else:
@@ -255,10 +257,18 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
     w.state.count(array, "stores")
     index = _index(w, args["index"], out)
     tile = _stored(w, node, w.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile"), array, len(index), out)
+    order = _order(w, args.get("order"), len(index), out)
+    if order is not None:
+        if tile.kind != "tile" or len(tile.shape) != len(index):
+            raise w.error(node, "the index and the tile of ct.store differ in rank")
+        # Index and tile live in the array's axes permuted by `order` (array axis order[k] is axis k
+        # there): the same elements are the tile permuted back, at the index permuted back, in the
+        # array's own axes (cutile 0.5.0 has no permuted mutable partition).
+        back = [order.index(a) for a in range(len(order))]
+        tile = permuted(w, tile, back, out, f"{rust_name(array.name)}_tile")
+        index = [index[k] for k in back]
     if tile.kind == "tile":
         w.state.site(array, "stores", tile.shape, index)
-    if _order(w, args.get("order"), len(index), out) is not None:
-        raise w.error(node, "ct.store(..., order=...) other than the identity is not supported yet")
     hints = _store_hints(w, node, args, out)
     if hints is not None:
         # cutile's checked stores take no hints (TileGym measured allow_tma=False at +30% for
