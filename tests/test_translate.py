@@ -569,6 +569,25 @@ def test_in_place_pairs_inside_loops_need_an_index_that_moves(tmp_path):
     assert meta.kernels["repeat"].in_place == []
 
 
+def test_in_place_pairs_compare_what_tiles_touch_in_the_arrays_own_axes(tmp_path):
+    """A load and a store through the same `order=` touch the same elements (a pair that may be one
+    array); through different orders at the same index they do not, though their tiles' shapes
+    and indices look alike in the permuted axes."""
+    (tmp_path / "orders.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\n"
+        "def same(a, b, T: ct.Constant[int]):\n"
+        "    t = ct.load(a, index=(ct.bid(0), ct.bid(1)), shape=(T, T), order='F')\n"
+        "    ct.store(b, index=(ct.bid(0), ct.bid(1)), tile=t * 2, order=(1, 0))\n\n\n"
+        "@ct.kernel\n"
+        "def crossed(a, b, T: ct.Constant[int]):\n"
+        "    t = ct.load(a, index=(ct.bid(0), ct.bid(1)), shape=(T, T), order='F')\n"
+        "    ct.store(b, index=(ct.bid(0), ct.bid(1)), tile=t * 2)\n")
+    meta = ExtensionMetadata.from_json(tb.translate(tmp_path / "orders.py", runtime_path=RUNTIME_CRATE).files[
+        "tilebridge.json"])
+    assert meta.kernels["same"].in_place == [("a", "b")]
+    assert meta.kernels["crossed"].in_place == []
+
+
 def test_codegen_matches_cutile_python_lowering(tmp_path):
     """Three lowerings of cuTile Python's own, which decide speed: a loop with one `if` on its
     index against a loop-invariant value is split in two (no test left in either); a float

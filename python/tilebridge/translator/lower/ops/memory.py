@@ -46,7 +46,7 @@ def set_rank(state: KernelState, array: ir.ArrayParam, rank: int, node: ast.AST)
 
 
 def _order(w: Walker, node: ast.expr | None, rank: int, out: list[ir.Stmt]) -> tuple[int, ...] | None:
-    """A load's `order=`: a permutation of the tile's axes, None for the identity."""
+    """A load's or a store's `order=`: a permutation of the tile's axes, None for the identity."""
     if node is None:
         return None
     val = Value("static", py=node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) \
@@ -149,8 +149,10 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
     if len(index) != len(shape):
         raise w.error(node, "the index and the tile shape of ct.load differ in rank")
     set_rank(w.state, array, len(shape), node)
-    w.state.site(array, "loads", shape, index)
     order = _order(w, args.get("order"), len(shape), out)
+    # where it reads, in the array's own axes, as a store's site is (`in_place_pairs` compares them)
+    back = list(range(len(shape))) if order is None else [order.index(a) for a in range(len(order))]
+    w.state.site(array, "loads", tuple(shape[k] for k in back), [index[k] for k in back])
     padding = _padding(w, args.get("padding_mode"), out)
     if not w.state.read_and_written(array) and padding == "padding::Zero":
         padding = None  # the plain partition pads with zero
