@@ -588,6 +588,30 @@ def test_in_place_pairs_compare_what_tiles_touch_in_the_arrays_own_axes(tmp_path
     assert meta.kernels["crossed"].in_place == []
 
 
+def test_in_place_pairs_hold_path_by_path_of_branches_on_constants(tmp_path):
+    """A launch takes one path of the branches on constants: a load on one path need only come
+    before the stores on its own path (mamba2's state kernel reads and writes its state in each
+    of two orders); on one path, a store before the load still rules the pair out."""
+    (tmp_path / "paths.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\n"
+        "def per_path(a, b, SWAP: ct.Constant[int], T: ct.Constant[int]):\n"
+        "    if SWAP:\n"
+        "        t = ct.load(a, index=(ct.bid(0),), shape=(T,))\n"
+        "        ct.store(b, index=(ct.bid(0),), tile=t + 1)\n"
+        "    else:\n"
+        "        t = ct.load(a, index=(ct.bid(0),), shape=(T,))\n"
+        "        ct.store(b, index=(ct.bid(0),), tile=t * 2)\n\n\n"
+        "@ct.kernel\n"
+        "def stored_first(a, b, T: ct.Constant[int]):\n"
+        "    ct.store(b, index=(ct.bid(0),), tile=ct.zeros((T,), dtype=b.dtype))\n"
+        "    t = ct.load(a, index=(ct.bid(0),), shape=(T,))\n"
+        "    ct.store(b, index=(ct.bid(0),), tile=t)\n")
+    meta = ExtensionMetadata.from_json(tb.translate(tmp_path / "paths.py", runtime_path=RUNTIME_CRATE).files[
+        "tilebridge.json"])
+    assert meta.kernels["per_path"].in_place == [("a", "b")]
+    assert meta.kernels["stored_first"].in_place == []
+
+
 def test_codegen_matches_cutile_python_lowering(tmp_path):
     """Three lowerings of cuTile Python's own, which decide speed: a loop with one `if` on its
     index against a loop-invariant value is split in two (no test left in either); a float

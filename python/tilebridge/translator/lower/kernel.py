@@ -327,13 +327,14 @@ def scan_ranks(w: Walker, fn: ast.FunctionDef, names: dict[str, str] | None = No
 def in_place_pairs(state: KernelState) -> list[tuple[str, str]]:
     """(input, output) pairs that may be one array, as cuTile Python allows (TileGym's in-place
     dropout and state updates): the input is read at exactly the one place (tile and index) the
-    output is written, and every load of it comes before the output's first store; a loop may
-    hold both where each of its iterations moves that index to another tile (`idx + i` in
-    `for i in range(..)`, as decode's state streams through V). So each block reads only what
-    it writes, and each tile before it writes it."""
-    def where(name: str, kind: str) -> tuple[list[int], set[int]]:
-        found = [(i, loops) for i, (n, k, loops) in enumerate(state.accesses) if (n, k) == (name, kind)]
-        return [i for i, _ in found], {loop for _, loops in found for loop in loops}
+    output is written, and every load of it comes before the output's stores on the same path
+    of branches on constants (a launch takes one path); a loop may hold both where each of its
+    iterations moves that index to another tile (`idx + i` in `for i in range(..)`, as decode's
+    state streams through V). So each block reads only what it writes, and each tile before it
+    writes it."""
+    def where(name: str, kind: str) -> tuple[list[tuple[int, tuple]], set[int]]:
+        found = [(i, loops, path) for i, (n, k, loops, path) in enumerate(state.accesses) if (n, k) == (name, kind)]
+        return [(i, path) for i, _, path in found], {loop for _, loops, _ in found for loop in loops}
 
     pairs = []
     for output in (p for p in state.arrays.values() if p.written):
@@ -346,9 +347,19 @@ def in_place_pairs(state: KernelState) -> list[tuple[str, str]]:
             stepping = state.site_steps.get((source.name, "loads"), set()) & \
                 state.site_steps.get((output.name, "stores"), set())
             if len(read_at) == 1 and read_at == state.sites.get((output.name, "stores")) and \
-                    max(loads) < min(stores) and load_loops & store_loops <= stepping:
+                    all(i < j or exclusive(p, q) for i, p in loads for j, q in stores) and \
+                    load_loops & store_loops <= stepping:
                 pairs.append((source.name, output.name))
     return pairs
+
+
+def exclusive(path: tuple[ir.Expr, ...], other: tuple[ir.Expr, ...]) -> bool:
+    """Whether no launch takes both paths of branches on constants: where they part, one takes a
+    condition and the other its negation (`branches.assume`)."""
+    for a, b in zip(path, other):
+        if a != b:
+            return ir.Binary("==", a, ir.Lit("false")) == b or ir.Binary("==", b, ir.Lit("false")) == a
+    return False
 
 
 def dtype_classes(state: KernelState) -> tuple[list[ir.DTypeClass], dict[str, str]]:

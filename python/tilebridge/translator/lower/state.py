@@ -121,7 +121,8 @@ class KernelState:
         self.loop_vars: dict[int, str] = {}  # a `for` loop's variable (Rust name), by loop
         # Every array access as translated, in order: (array, "loads" | "stores", the loops around it);
         # and where each array is loaded and stored: (tile shape, index expressions) per access.
-        self.accesses: list[tuple[str, str, tuple[int, ...]]] = []
+        # (array, "loads" or "stores", the loops around it, the path of branches on constants it is on)
+        self.accesses: list[tuple[str, str, tuple[int, ...], tuple[ir.Expr, ...]]] = []
         self.sites: dict[tuple[str, str], set[tuple]] = {}
         self.site_steps: dict[tuple[str, str], set[int]] = {}  # loops that move every access's index
         self.scalar_defs: dict[str, ir.Expr] = {}  # a scalar `let` (not loop-carried) -> its value
@@ -186,7 +187,7 @@ class KernelState:
         setattr(use, kind, getattr(use, kind) + 1)
         if via:
             setattr(use, via, getattr(use, via) + 1)
-        self.accesses.append((array.name, kind, tuple(self.loops)))
+        self.accesses.append((array.name, kind, tuple(self.loops), self.path))
 
     def site(self, array: ir.ArrayParam, kind: str, shape: tuple[ir.Dim, ...], index: list[Value]) -> None:
         """Notes where an access of `kind` ("loads" or "stores") touches `array`: its tile shape and
