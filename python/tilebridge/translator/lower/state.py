@@ -119,9 +119,9 @@ class KernelState:
         self.undefined: dict[int, tuple[list, int]] = {}
         self.while_loops: set[int] = set()  # the loops above that are `while` loops (`break` may leave them)
         self.loop_vars: dict[int, str] = {}  # a `for` loop's variable (Rust name), by loop
-        # Every array access as translated, in order: (array, "loads" | "stores", the loops around it);
-        # and where each array is loaded and stored: (tile shape, index expressions) per access.
-        # (array, "loads" or "stores", the loops around it, the path of branches on constants it is on)
+        # Every array access as translated, in order: (array, "loads" | "stores", the loops around it,
+        # the path of branches on constants it is on); and where each array is loaded and stored:
+        # (tile shape, index expressions) per access.
         self.accesses: list[tuple[str, str, tuple[int, ...], tuple[ir.Expr, ...]]] = []
         self.sites: dict[tuple[str, str], set[tuple]] = {}
         self.site_steps: dict[tuple[str, str], set[int]] = {}  # loops that move every access's index
