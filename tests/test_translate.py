@@ -368,6 +368,7 @@ def _marked_line(kernel_name: str) -> int:
     ("permuted_load", "both order= and a non-zero padding_mode"),
     ("conditional_expression", "must choose between scalars"),
     ("mixed_array_dtypes", "astype"),
+    ("stored_then_gathered", "accessed both through tiles (ct.load, ct.store) and through pointers"),
 ])
 def test_unsupported_constructs_name_file_line_and_construct(kernel_name, construct):
     kernel = getattr(frontend.import_file(FIXTURE), kernel_name)

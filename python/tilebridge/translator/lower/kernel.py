@@ -59,6 +59,8 @@ def lower_body(w: Walker) -> ir.KernelIR:
     w.frame.loop_carried.add(early_returns.RETURNING)
     body: list[ir.Stmt] = []
     w.block(stmts, body, docstring_ok=True)
+    if not w.state.survey:  # (the survey decides no store's form)
+        check_token_orders(w.state)
     fuse_named_products(body, w.sem.float_only, traced=lambda cond: w.state.on_constants(cond) and any(
         v.name in w.state.dtype_flags for v in ir.variables(cond)))
     for item, listed in w.state.items.items():
@@ -333,8 +335,8 @@ def in_place_pairs(state: KernelState) -> list[tuple[str, str]]:
     state streams through V). So each block reads only what it writes, and each tile before it
     writes it."""
     def where(name: str, kind: str) -> tuple[list[tuple[int, tuple]], set[int]]:
-        found = [(i, loops, path) for i, (n, k, loops, path) in enumerate(state.accesses) if (n, k) == (name, kind)]
-        return [(i, path) for i, _, path in found], {loop for _, loops, _ in found for loop in loops}
+        found = [(i, a) for i, a in enumerate(state.accesses) if (a.array, a.kind) == (name, kind)]
+        return [(i, a.path) for i, a in found], {loop for _, a in found for loop in a.loops}
 
     pairs = []
     for output in (p for p in state.arrays.values() if p.written):
@@ -351,6 +353,23 @@ def in_place_pairs(state: KernelState) -> list[tuple[str, str]]:
                     load_loops & store_loops <= stepping:
                 pairs.append((source.name, output.name))
     return pairs
+
+
+def check_token_orders(state: KernelState) -> None:
+    """Refuses an array the kernel writes and accesses both through a partition of tiles and
+    through pointers on one path of branches on constants: cutile orders a partition's accesses by
+    its view's token and the pointer accesses by another, so nothing would keep the order cuTile
+    Python's one token per array keeps between them (a gather after a store of the same elements
+    could read what was there before). On paths no launch takes together (the persistent layer
+    norm stores its statistics or gathers them, as a constant says), either is fine."""
+    for i, later in enumerate(state.accesses):
+        for earlier in state.accesses[:i]:
+            if earlier.array == later.array and earlier.pointer != later.pointer and \
+                    "stores" in (earlier.kind, later.kind) and not exclusive(earlier.path, later.path):
+                raise state.error(later.node, (
+                    f"'{later.array}' is written, and accessed both through tiles (ct.load, ct.store) and through "
+                    "pointers (gathers, scatters, atomics, raw memory) on one path: cutile orders the two by separate "
+                    "tokens, so the order cuTile Python keeps between them would be lost; not supported yet"))
 
 
 def exclusive(path: tuple[ir.Expr, ...], other: tuple[ir.Expr, ...]) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import copy
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ... import dtypes
@@ -23,6 +23,20 @@ from .facts import steps_with
 
 if TYPE_CHECKING:
     from .streams import StreamLoop
+
+
+@dataclass(frozen=True)
+class Access:
+    """An array access as translated: the array, "loads" or "stores", the loops around it, the
+    path of branches on constants it is on, whether it goes through pointers (gathers, scatters,
+    atomics, raw memory) or through a partition of tiles, and where the source makes it."""
+
+    array: str
+    kind: str
+    loops: tuple[int, ...]
+    path: tuple[ir.Expr, ...]
+    pointer: bool
+    node: ast.AST
 
 
 @dataclass
@@ -119,10 +133,9 @@ class KernelState:
         self.undefined: dict[int, tuple[list, int]] = {}
         self.while_loops: set[int] = set()  # the loops above that are `while` loops (`break` may leave them)
         self.loop_vars: dict[int, str] = {}  # a `for` loop's variable (Rust name), by loop
-        # Every array access as translated, in order: (array, "loads" | "stores", the loops around it,
-        # the path of branches on constants it is on); and where each array is loaded and stored:
+        # Every array access as translated, in order; and where each array is loaded and stored:
         # (tile shape, index expressions) per access.
-        self.accesses: list[tuple[str, str, tuple[int, ...], tuple[ir.Expr, ...]]] = []
+        self.accesses: list[Access] = []
         self.sites: dict[tuple[str, str], set[tuple]] = {}
         self.site_steps: dict[tuple[str, str], set[int]] = {}  # loops that move every access's index
         self.scalar_defs: dict[str, ir.Expr] = {}  # a scalar `let` (not loop-carried) -> its value
@@ -180,14 +193,23 @@ class KernelState:
         self.used_names.add(name)
         return name
 
-    def count(self, array: ir.ArrayParam, kind: str, via: str | None = None) -> None:
+    def count(self, array: ir.ArrayParam, kind: str, node: ast.AST, via: str | None = None,
+              pointer: bool = False) -> None:
         """Counts an access as translated (`kind` is "loads" or "stores"), and how it is made where
-        that matters (`via`: "gathers", "atomics")."""
+        that matters (`via`: "gathers", "atomics"; `pointer`: ordered by the array's pointer token,
+        not by a partition's)."""
         use = self.counted[array.name]
         setattr(use, kind, getattr(use, kind) + 1)
         if via:
             setattr(use, via, getattr(use, via) + 1)
-        self.accesses.append((array.name, kind, tuple(self.loops), self.path))
+        self.accesses.append(Access(array.name, kind, tuple(self.loops), self.path, pointer, node))
+
+    def made_through(self, node: ast.AST, pointer: bool) -> None:
+        """The access the source makes at `node` is ordered by the array's pointer token after all
+        (`pointer`: an owned store takes it), or by a partition's (a gather or scatter lifted to the
+        tile access it amounts to)."""
+        i = max(i for i, a in enumerate(self.accesses) if a.node is node)
+        self.accesses[i] = replace(self.accesses[i], pointer=pointer)
 
     def site(self, array: ir.ArrayParam, kind: str, shape: tuple[ir.Dim, ...], index: list[Value]) -> None:
         """Notes where an access of `kind` ("loads" or "stores") touches `array`: its tile shape and

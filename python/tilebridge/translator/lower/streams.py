@@ -72,7 +72,7 @@ def candidate(w: Walker, node: ast.For, bounds: list[Value], loop: int) -> Strea
 
 def survey_approves(w: Walker, stream: StreamLoop, first_access: int) -> None:
     """In the survey: notes the loop if the one store its body makes is all the body does."""
-    stores = [a for a, kind, loops, _ in w.state.accesses[first_access:] if kind == "stores" and stream.loop in loops]
+    stores = [a for a in w.state.accesses[first_access:] if a.kind == "stores" and stream.loop in a.loops]
     if len(stores) == 1:
         w.state.stream_loops.add(stream.where)
 

@@ -59,7 +59,7 @@ def _atomic(w: Walker, node: ast.Call, op: str, out: list[ir.Stmt], hint: str) -
     args = w.call_args(node, ["array", "indices", *values, "check_bounds", "memory_order", "memory_scope"],
                        2 + len(values))
     array = array_arg(w, args["array"], out)
-    w.state.count(array, "stores", via="atomics")
+    w.state.count(array, "stores", node, via="atomics", pointer=True)
     check_unchecked_output(w.state, node, array)
     int_mode, float_mode, exact = RMW.get(op, ("", "", False))
     dtype = f"${array.name}"

@@ -134,7 +134,7 @@ def ct_load(w: Walker, node: ast.Call, out, hint) -> Value:
                               *ACCESS_MODES], 3)
     _plain_access(w, args, out)
     array = array_arg(w, args["array"], out)
-    w.state.count(array, "loads")
+    w.state.count(array, "loads", node)
     shape = w.dims(args["shape"], out)
     index = _index(w, args["index"], out)
     if shape == () and index:
@@ -256,7 +256,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "index", "tile", "order", "latency", "allow_tma", *ACCESS_MODES], 3)
     _plain_access(w, args, out)
     array = array_arg(w, args["array"], out)
-    w.state.count(array, "stores")
+    w.state.count(array, "stores", node)
     index = _index(w, args["index"], out)
     tile = _stored(w, node, w.expr(args["tile"], out, hint=f"{rust_name(array.name)}_tile"), array, len(index), out)
     order = _order(w, args.get("order"), len(index), out)
@@ -412,6 +412,7 @@ def _owned_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: list[Va
     w.state.mark_tile_dims(tile.shape)
     idx = [w.sem.i32(i, node) for i in index]
     token = pointer_token(w.state, array, scatter=True)
+    w.state.made_through(node, pointer=True)  # in the array's pointer-token chain, with its scatters
 
     def store(allow: bool) -> ir.Expr:
         return ir.Call(module_items.owned_store(ties, allow, latency),

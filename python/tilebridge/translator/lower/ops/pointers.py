@@ -89,12 +89,13 @@ def _known_scalar(w: Walker, expr: ir.Expr) -> Value:
 def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "indices", "mask", "padding_value", "check_bounds", "latency"], 2)
     array = array_arg(w, args["array"], out)
-    w.state.count(array, "loads", via="gathers")
+    w.state.count(array, "loads", node, via="gathers", pointer=True)
     pad = w.expr(args["padding_value"], out) if "padding_value" in args else Value("const", py=0)
     if not (pad.kind == "const" and isinstance(pad.py, (int, float))) and pad.kind != "scalar":
         raise w.error(node, "padding_value must be a number or a scalar")
     if w.state.lift_gathers and pad.kind == "const" and "mask" not in args and not w.state.read_and_written(array) and (
             lifted := _lifted_gather(w, node, args, array, pad, out, hint)):
+        w.state.made_through(node, pointer=False)
         return lifted
     indices = _indices(w, node, array, args, False, out)
     shape, items, check = indices
@@ -286,14 +287,16 @@ def gather_padding(w: Walker, node: ast.Call, pad: Value, array: ir.ArrayParam, 
 def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
     array = array_arg(w, args["array"], out)
-    w.state.count(array, "stores")
+    w.state.count(array, "stores", node, pointer=True)
     if "mask" not in args and "latency" not in args and w.state.lift_gathers:
         # A whole row as the tile store it amounts to (checked where cutile can prove it): safe, but
         # 6 to 11% slower than the masked pointer store on the H200 for silu_and_mul, swiglu and gelu
         # (docs/measurements/2026-12-05-safety.md), so only with --lift-gathers.
+        w.state.made_through(node, pointer=False)  # a tile store, unless it is an owned store (`memory`)
         lifted = _lifted_scatter(w, node, args, array, out)
         if lifted is not None:
             return lifted
+        w.state.made_through(node, pointer=True)
     check_unchecked_output(w.state, node, array)
     indices = _indices(w, node, array, args, True, out)
     latency = latency_value(w, node, args.get("latency"), out)

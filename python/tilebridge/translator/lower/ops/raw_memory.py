@@ -41,7 +41,7 @@ def raw_method(w: Walker, node: ast.Call, raw: Value, name: str, out: list[ir.St
     else:
         raise w.error(node, f"raw array memory has no method '{name}' (load_offset and store_offset)")
     write = name == "store_offset"
-    w.state.count(array, "stores" if write else "loads")
+    w.state.count(array, "stores" if write else "loads", node, pointer=True)
     offset = w.expr(args["offset"], out, hint="offset")
     if (offset.kind == "const" and type(offset.py) is int) or (offset.kind == "scalar" and w.sem.integer(offset.dtype)):
         offset = w.sem.splat(offset, "i64", (), out, "offset", node)
