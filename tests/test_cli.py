@@ -76,7 +76,7 @@ def test_translate_with_dtypes_launches_and_lifted_gathers(tmp_path):
         assert proc.returncode == 0, proc.stderr
         printed[name] = proc.stdout
     # the safety report: which kernels are safe, and each unsafe block with its obligation
-    assert ("safe (no unsafe block): 9 of 13 kernels (chunked_rows, hinted_store, owned_rows, picked_planes, "
+    assert ("safe (no unsafe block): 9 of 15 kernels (chunked_rows, hinted_store, owned_rows, picked_planes, "
             "picked_rows, regathered, row_gather, running_totals, wild_gather)") in printed["rows"]
     assert ("shifted: unsafe: scatters to 'y' through pointers (obligation: blocks write disjoint elements of it; "
             "the kernel keeps it" in printed["rows"])
