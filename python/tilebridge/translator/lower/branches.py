@@ -15,7 +15,7 @@ from .. import ir
 from ...errors import TranslationError
 from ..rust_syntax import number_literal, runtime_literal, rust_name
 from .bindings import ArrayUse, Binding, BranchScope, Value
-from .facts import may_return, names_read, path_after, show_type, shown_name
+from .facts import may_return, names_read, negation, path_after, show_type, shown_name
 
 if TYPE_CHECKING:
     from .state import KernelState
@@ -93,7 +93,7 @@ def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: 
             raise
         w.rollback(mark, out)
         failure = e
-    negated = ir.Binary("==", cond.expr, ir.Lit("false"))
+    negated = negation(cond.expr)
     enclosing = w.state.path
     for known, body in ((True, node.body), (False, node.orelse)):
         mark = w.checkpoint(out)
@@ -147,7 +147,7 @@ def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]], paths: 
 def assume(state: KernelState, cond: ir.Expr, known: bool) -> dict[ir.Expr, bool | int]:
     """The facts inside a branch taken where `cond`, a condition on ct.Constant values, is `known`
     (`state.path` gains the condition as it holds there)."""
-    negated = ir.Binary("==", cond, ir.Lit("false"))
+    negated = negation(cond)
     state.path = (*state.path, cond if known else negated)
     facts = {**state.facts, cond: known, negated: not known}
     opposite = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}

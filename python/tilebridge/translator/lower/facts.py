@@ -140,6 +140,12 @@ def bound_per_trip(fn: ast.FunctionDef) -> set[str]:
     return {name for name in names if all(any(i in loop for loop in loops) for i, n in everywhere if n == name)}
 
 
+def negation(cond: ir.Expr) -> ir.Expr:
+    """`cond == false`: how a path of branches on constants holds a condition as false
+    (`branches.assume`), so `kernel.exclusive` can tell two paths apart."""
+    return ir.Binary("==", cond, ir.Lit("false"))
+
+
 def single_valued(fn: ast.FunctionDef) -> set[str]:
     """The variables (as Rust names) that hold one value wherever the kernel reads them: a
     parameter the kernel never binds, a name it binds once, or a `for` target no assignment binds

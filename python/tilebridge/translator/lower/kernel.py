@@ -19,7 +19,8 @@ from ..rust_syntax import rust_name
 from . import early_returns
 from .bindings import ArrayUse, Binding, Value
 from .dtype_classes import DTypeResolver, resolve_stmt, resolve_type
-from .facts import assignments, bound_per_trip, carried_names, loop_assigned, names_read, single_valued
+from .facts import (assignments, bound_per_trip, carried_names, loop_assigned, names_read, negation,
+                    single_valued)
 from .fusion import fuse_named_products
 
 from .state import Frame, KernelState
@@ -377,7 +378,7 @@ def exclusive(path: tuple[ir.Expr, ...], other: tuple[ir.Expr, ...]) -> bool:
     condition and the other its negation (`branches.assume`)."""
     for a, b in zip(path, other):
         if a != b:
-            return ir.Binary("==", a, ir.Lit("false")) == b or ir.Binary("==", b, ir.Lit("false")) == a
+            return negation(a) == b or negation(b) == a
     return False
 
 

@@ -61,6 +61,12 @@ def _order(w: Walker, node: ast.expr | None, rank: int, out: list[ir.Stmt]) -> t
     return None if order == tuple(range(rank)) else order
 
 
+def _array_axes(order: tuple[int, ...] | None, rank: int) -> list[int]:
+    """Per axis of the array, the axis of a tile accessed through `order=` that lies along it (the
+    inverse permutation: array axis order[k] is the tile's axis k); the identity without one."""
+    return list(range(rank)) if order is None else [order.index(a) for a in range(rank)]
+
+
 def partition(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
                order: tuple[int, ...] | None = None, out: list[ir.Stmt] | None = None) -> ir.Expr:
     key = (array.name, shape, padding, order)
@@ -151,7 +157,7 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
     set_rank(w.state, array, len(shape), node)
     order = _order(w, args.get("order"), len(shape), out)
     # where it reads, in the array's own axes, as a store's site is (`in_place_pairs` compares them)
-    back = list(range(len(shape))) if order is None else [order.index(a) for a in range(len(order))]
+    back = _array_axes(order, len(shape))
     w.state.site(array, "loads", tuple(shape[k] for k in back), [index[k] for k in back])
     padding = _padding(w, args.get("padding_mode"), out)
     if not w.state.read_and_written(array) and padding == "padding::Zero":
@@ -266,7 +272,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         # Index and tile live in the array's axes permuted by `order` (array axis order[k] is axis k
         # there): the same elements are the tile permuted back, at the index permuted back, in the
         # array's own axes (cutile 0.5.0 has no permuted mutable partition).
-        back = [order.index(a) for a in range(len(order))]
+        back = _array_axes(order, len(order))
         tile = permuted(w, tile, back, out, f"{rust_name(array.name)}_tile")
         index = [index[k] for k in back]
     if tile.kind == "tile":
