@@ -1591,3 +1591,85 @@ def permuted(x, y, z, TM: ct.Constant[int], TN: ct.Constant[int]):
     assert "= permute(t, const_array![1, 0]);" in body and "store_owned_2d_b1_b0_tma_on(y, y_tile, " in body, body
     assert "permute(z_tile, const_array![1, 2, 0]);" in body and "z: &mut Tensor<E0, { [TM, TN, 1] }>" in body
     tb.build(tmp_path / "permuted.py", quiet=True, cubins=True)
+
+
+def test_with_blocks_of_context_managers(monkeypatch, tmp_path):
+    """`with` over `@contextlib.contextmanager` helpers, as cuTile Python runs it
+    (`translator.context_managers`): the helper's statements before its `yield`, the block with the
+    yielded value bound, then the helper's statements after it; several managers in one `with`
+    left in reverse order; inside a loop, with a keyword argument and a default. Through cubins,
+    from an imported file and from one read without running it. What cuTile Python refuses, and
+    what would skip a helper's statements after its `yield`, is a `TranslationError` at the
+    construct."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = '''
+import contextlib
+from contextlib import contextmanager
+
+import cuda.tile as ct
+
+
+@contextlib.contextmanager
+def block_tile(x, T, scale=2.0):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    yield t * scale
+
+
+@contextmanager
+def stored_on_leaving(y, tile):
+    yield tile
+    ct.store(y, index=(ct.bid(0),), tile=tile)
+
+
+@ct.kernel
+def managed(x, y, w, T: ct.Constant[int]):
+    with block_tile(x, T) as t, stored_on_leaving(y, t * 0.5), stored_on_leaving(y, t + 1.0) as v:
+        ct.store(w, index=(ct.bid(0),), tile=v * t)
+
+
+@ct.kernel
+def managed_in_loop(x, y, n: ct.Constant[int], T: ct.Constant[int]):
+    acc = ct.zeros((T,), dtype=ct.float32)
+    for k in range(n):
+        if k > 0:
+            with block_tile(x, T, scale=k) as t:
+                acc = acc + t
+    ct.store(y, index=(ct.bid(0),), tile=acc)
+'''
+    (tmp_path / "managed.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    body = " ".join(tb.translate(tmp_path / "managed.py", runtime_path=tbuild.RUNTIME_CRATE)
+                    .files["src/tile_kernels.rs"].split())
+    managed = body[body.index("fn managed<"):body.index("fn managed_in_loop<")]
+    # entered in order (the load, then the two tiles), the block, then left in reverse: y's last store is t * 0.5
+    order = [managed.index(s) for s in ("load_view_tko(", "_stored_on_leaving2_tile: Tile", "w.store(v * t)",
+                                        "(y, _stored_on_leaving3_tile,", "(y, _stored_on_leaving2_tile,")]
+    assert order == sorted(order), managed
+    tb.build(tmp_path / "managed.py", quiet=True, cubins=True)
+    for src in frontend.load_all(tmp_path / "managed.py"):
+        (kir,) = lower_checked(src, None, False, ())
+        assert kir.compiled_at and kir.safety.safe, (src.name, kir.safety.reasons)
+    # Read without running it (an import that fails): the managers are kept as managers.
+    (tmp_path / "unimported.py").write_text("import a_package_that_is_not_installed\n" + source)
+    assert "fn managed_in_loop<" in tb.translate(tmp_path / "unimported.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
+
+    refused = {
+        "not_a_manager": ("def plain(x):\n    return x\n",
+                          "    with plain(x) as t:\n        ct.store(x, index=(0,), tile=t)\n",
+                          "made by @contextlib.contextmanager"),
+        "yield_in_a_block": ("@contextlib.contextmanager\ndef cm(x):\n    if True:\n        yield x\n",
+                             "    with cm(1.0) as t:\n        pass\n", "must yield once, as a statement"),
+        "returning_manager": ("@contextlib.contextmanager\ndef cm(x):\n    yield x\n    return\n",
+                              "    with cm(1.0) as t:\n        pass\n", "does not support returning"),
+        "left_by_break": ("@contextlib.contextmanager\ndef cm(x):\n    yield x\n",
+                          "    for i in range(4):\n        with cm(1.0) as t:\n            break\n",
+                          "leaving a `with` block early"),
+        "hidden_global": ("SCALE = 2.0\n\n@contextlib.contextmanager\ndef cm(x):\n    yield x * SCALE\n",
+                          "    SCALE = 3.0\n    with cm(1.0) as t:\n        pass\n", "reads the module's `SCALE`"),
+    }
+    for name, (helper, block, message) in refused.items():
+        (tmp_path / f"{name}.py").write_text(f"import contextlib\n\nimport cuda.tile as ct\n\n{helper}\n\n"
+                                             f"@ct.kernel\ndef k(x):\n{block}")
+        with pytest.raises(tb.TranslationError, match=rf"{name}\.py:\d+:\d+: .*{re.escape(message)}"):
+            tb.translate(tmp_path / f"{name}.py", runtime_path=tbuild.RUNTIME_CRATE)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..dtypes import torch_names
 
-_REAL_IMPORTS = ("cuda.tile", "math", "numpy")
+_REAL_IMPORTS = ("cuda.tile", "math", "numpy", "contextlib")
 
 
 class Unresolved:
@@ -71,7 +71,7 @@ def _torch_stand_in() -> _TorchStandIn:
 def _import(name: str) -> Any:
     if name == "torch":
         return _torch_stand_in()
-    if name.split(".")[0] in ("math", "numpy") or name.startswith("cuda.tile"):
+    if name.split(".")[0] in ("math", "numpy", "contextlib") or name.startswith("cuda.tile"):
         try:
             return importlib.import_module(name)
         except ImportError:  # a name the installed cuda-tile does not have: found missing where it is used
@@ -158,10 +158,10 @@ def _read_into(module: types.ModuleType, tree: ast.Module, path: Path) -> None:
                           None)
             if "experimental_kernel" in decorators:
                 ns["__tilebridge_experimental__"].add(node.name)
-            # Define the function itself (kernel decorators applied, others dropped), so its
-            # globals are this namespace and cuTile Python sees its source lines.
-            keep = [d for d in node.decorator_list if kernel and ast.unparse(
-                d.func if isinstance(d, ast.Call) else d) == kernel]
+            # Define the function itself (kernel and context-manager decorators applied, others
+            # dropped), so its globals are this namespace and cuTile Python sees its source lines.
+            keep = [d for d in node.decorator_list if (kernel and ast.unparse(
+                d.func if isinstance(d, ast.Call) else d) == kernel) or ast.unparse(d).endswith("contextmanager")]
             fdef = copy.copy(node)
             fdef.decorator_list = keep
             code = compile(ast.fix_missing_locations(ast.Module(body=[fdef], type_ignores=[])), str(path), "exec")

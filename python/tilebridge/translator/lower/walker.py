@@ -18,6 +18,7 @@ from ... import dtypes
 from ...errors import TranslationError
 from .. import ir
 from ..rust_syntax import runtime_literal, rust_name
+from .. import context_managers
 from . import branches, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, bound_per_trip, carried_names, loop_assigned, show_type, with_article
@@ -74,14 +75,15 @@ class Walker:
             raise self.error(node, "recursive helper functions cannot be inlined")
         tree = ast.parse(textwrap.dedent("".join(lines)))
         ast.increment_lineno(tree, first - 1)
+        fdef = context_managers.expand(next(n for n in tree.body if isinstance(n, ast.FunctionDef)),
+                                       func.__globals__, self.error)
         if not same_file:
             # A helper from another file: its statements are reported at the call, the line of
             # the kernel's file that brings them in.
-            for n in ast.walk(tree):
+            for n in ast.walk(fdef):
                 if hasattr(n, "lineno"):
                     n.lineno = n.end_lineno = node.lineno
                     n.col_offset, n.end_col_offset = node.col_offset, node.end_col_offset
-        fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
         a = fdef.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
             raise self.error(node, "helpers with *args, **kwargs or keyword-only parameters are not supported yet")
