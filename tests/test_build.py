@@ -1643,8 +1643,8 @@ def managed_in_loop(x, y, n: ct.Constant[int], T: ct.Constant[int]):
                     .files["src/tile_kernels.rs"].split())
     managed = body[body.index("fn managed<"):body.index("fn managed_in_loop<")]
     # entered in order (the load, then the two tiles), the block, then left in reverse: y's last store is t * 0.5
-    order = [managed.index(s) for s in ("load_view_tko(", "_stored_on_leaving2_tile: Tile", "w.store(v * t)",
-                                        "(y, _stored_on_leaving3_tile,", "(y, _stored_on_leaving2_tile,")]
+    order = [managed.index(s) for s in ("load_view_tko(", "_stored_on_leaving_tile: Tile", "w.store(v * t)",
+                                        "(y, _stored_on_leaving_tile2,", "(y, _stored_on_leaving_tile,")]
     assert order == sorted(order), managed
     tb.build(tmp_path / "managed.py", quiet=True, cubins=True)
     for src in frontend.load_all(tmp_path / "managed.py"):
@@ -1671,5 +1671,73 @@ def managed_in_loop(x, y, n: ct.Constant[int], T: ct.Constant[int]):
     for name, (helper, block, message) in refused.items():
         (tmp_path / f"{name}.py").write_text(f"import contextlib\n\nimport cuda.tile as ct\n\n{helper}\n\n"
                                              f"@ct.kernel\ndef k(x):\n{block}")
+        with pytest.raises(tb.TranslationError, match=rf"{name}\.py:\d+:\d+: .*{re.escape(message)}"):
+            tb.translate(tmp_path / f"{name}.py", runtime_path=tbuild.RUNTIME_CRATE)
+
+
+def test_nested_functions_and_lambdas(monkeypatch, tmp_path):
+    """A `def` or `lambda` inside a kernel or helper, as cuTile Python compiles a closure
+    (`translator.closures`, `Walker.call_closure`): inlined where it is called, its defaults read
+    where it is defined, the names it only reads where it is called; its own names renamed apart,
+    so an assignment inside it leaves the kernel's variable of that name alone; keyword arguments
+    by the names written; a lambda called in place; one closure calling another. Typed as cuTile
+    Python types it, through cubins. Refused at the construct: a closure called outside the
+    function that defines it, a decorated or recursive one."""
+    from tilebridge.translator import frontend, lower_checked
+
+    source = '''
+import cuda.tile as ct
+
+
+def twice(f, t):
+    return f(t) + f(t)
+
+
+def halved(t):
+    half = lambda v: v * 0.5
+    return half(t)
+
+
+@ct.kernel
+def nested(x, y, z, T: ct.Constant[int]):
+    i = ct.bid(0)
+    s = 2.0
+    u = ct.load(x, index=(i,), shape=(T,))
+
+    def scaled(t, by=s):
+        u = t * by  # the closure's own u: the kernel's is stored below
+        return u + s
+
+    def shifted(t):
+        return scaled(t) - 1.0
+
+    s = 5.0
+    ct.store(y, index=(i,), tile=shifted(u) + (lambda v: v * 3.0)(u))
+    ct.store(z, index=(i,), tile=halved(scaled(u, by=4.0)) + u)
+'''
+    (tmp_path / "nested.py").write_text(source)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    body = " ".join(tb.translate(tmp_path / "nested.py", runtime_path=tbuild.RUNTIME_CRATE)
+                    .files["src/tile_kernels.rs"].split())
+    # scaled(u): u * 2.0 (the default, as defined; 5.0 were it read when called) + 5.0 (s, as called)
+    assert "broadcast_scalar(2.0f32" in body and "broadcast_scalar(5.0f32" in body, body
+    # the closure's u is its own; the kernel's, its load, is added last: `fma(.., .., u)`
+    assert "let _scaled_u" in body and "let u: Tile<E0" in body and ", u, rounding::NearestEven" in body, body
+    tb.build(tmp_path / "nested.py", quiet=True, cubins=True)
+    (src,) = frontend.load_all(tmp_path / "nested.py")
+    (kir,) = lower_checked(src, None, False, ())
+    assert kir.compiled_at and kir.safety.safe, kir.safety.reasons
+
+    refused = {
+        "passed_on": ("    f = lambda v: v\n    ct.store(x, index=(0,), tile=twice(f, t))\n",
+                      "a nested function called outside the function that defines it"),
+        "decorated": ("    @staticmethod\n    def f(v):\n        return v\n", "decorators on nested functions"),
+        "recursive": ("    def f(v):\n        return f(v)\n    ct.store(x, index=(0,), tile=f(t))\n",
+                      "recursive nested functions"),
+    }
+    for name, (block, message) in refused.items():
+        (tmp_path / f"{name}.py").write_text(
+            "import cuda.tile as ct\n\n\ndef twice(f, t):\n    return f(t) + f(t)\n\n\n@ct.kernel\ndef k(x):\n"
+            f"    t = ct.load(x, index=(0,), shape=(4,))\n{block}")
         with pytest.raises(tb.TranslationError, match=rf"{name}\.py:\d+:\d+: .*{re.escape(message)}"):
             tb.translate(tmp_path / f"{name}.py", runtime_path=tbuild.RUNTIME_CRATE)

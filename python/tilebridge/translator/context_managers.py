@@ -20,11 +20,11 @@ import builtins
 import contextlib
 import copy
 import inspect
-import itertools
 import textwrap
 from typing import Any, Callable
 
 from ..errors import TranslationError
+from .closures import fresh_name
 
 ErrorAt = Callable[[ast.AST, str], TranslationError]
 
@@ -52,8 +52,8 @@ class _Expander:
         self.globals = globals_
         self.error = error
         self.local = _local_names(fdef)  # the function's own: a helper's global of one name would be hidden
-        self.taken = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)} | self.local  # a renamed local
-        self.count = itertools.count(1)                                                     # takes none of them
+        # The names in use: a renamed local takes none of them.
+        self.taken = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)} | self.local
 
     def rewrite(self, node: ast.AST) -> None:
         """Writes out the `with` statements in every statement list under `node`."""
@@ -131,8 +131,7 @@ class _Expander:
         if hidden:
             raise self.error(call, f"`{fdef.name}` reads the module's `{hidden[0]}`, which the kernel binds "
                                    "itself: rename one of them")
-        k = next(self.count)
-        renamed = {name: self.fresh(f"{fdef.name}{k}_{name}") for name in sorted(local)}
+        renamed = {name: fresh_name(f"_{fdef.name}_{name}", self.taken) for name in sorted(local)}
         _Rename(renamed).visit(fdef)  # in place: `body` holds the same statements
         enter = [ast.fix_missing_locations(ast.copy_location(
             ast.Assign(targets=[ast.Name(id=renamed[p], ctx=ast.Store())], value=args[p]), call)) for p in params]
@@ -159,13 +158,6 @@ class _Expander:
                 # Read where the helper is defined: the module's names, which the kernel must not hide.
                 args[p] = ast.copy_location(defaults[p], call)
         return args
-
-    def fresh(self, name: str) -> str:
-        name = f"_{name}"
-        while name in self.taken:
-            name += "_"
-        self.taken.add(name)
-        return name
 
 
 class _Rename(ast.NodeTransformer):

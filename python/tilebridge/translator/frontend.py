@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from ..errors import TranslationError
 from ..hints import kernel_hints
-from . import context_managers
+from . import closures, context_managers
 
 
 @dataclass
@@ -175,8 +175,8 @@ def load(kernel: Any) -> KernelSource:
         source_lines = Path(filename).read_text().splitlines()
     except OSError:
         source_lines = []
-    fdef = context_managers.expand(fdef, func.__globals__,
-                                   lambda node, message: TranslationError.at(Path(filename).name, node, message))
+    fdef = closures.rename_apart(context_managers.expand(
+        fdef, func.__globals__, lambda node, message: TranslationError.at(Path(filename).name, node, message)))
     return KernelSource(
         name=func.__name__,
         func=fdef,

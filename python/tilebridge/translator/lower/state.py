@@ -50,6 +50,7 @@ class Frame:
     helpers: list[str] = field(default_factory=list)  # the helpers being inlined, outermost first
     loop_assigned: set[str] = field(default_factory=set)  # names its loops assign: no facts survive there
     bound_per_trip: set[str] = field(default_factory=set)  # names only loops bind, afresh each trip (`facts`)
+    outer: "Frame | None" = None  # a closure's: the frame it is called in, whose names it reads
 
 
 # What lowering an `if` may change, kept by `checkpoint` for `rollback` to lower it again: values

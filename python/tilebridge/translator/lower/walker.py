@@ -18,7 +18,7 @@ from ... import dtypes
 from ...errors import TranslationError
 from .. import ir
 from ..rust_syntax import runtime_literal, rust_name
-from .. import context_managers
+from .. import closures, context_managers
 from . import branches, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, bound_per_trip, carried_names, loop_assigned, show_type, with_article
@@ -75,8 +75,8 @@ class Walker:
             raise self.error(node, "recursive helper functions cannot be inlined")
         tree = ast.parse(textwrap.dedent("".join(lines)))
         ast.increment_lineno(tree, first - 1)
-        fdef = context_managers.expand(next(n for n in tree.body if isinstance(n, ast.FunctionDef)),
-                                       func.__globals__, self.error)
+        fdef = closures.rename_apart(context_managers.expand(
+            next(n for n in tree.body if isinstance(n, ast.FunctionDef)), func.__globals__, self.error))
         if not same_file:
             # A helper from another file: its statements are reported at the call, the line of
             # the kernel's file that brings them in.
@@ -98,6 +98,54 @@ class Walker:
                 values.setdefault(n, self.expr(d, out, hint))
         finally:
             self.frame = caller
+        self.state.foreign += not same_file
+        try:
+            return self.inline_body(node, fdef, values, func.__globals__, func.__name__, out, hint)
+        finally:
+            self.state.foreign -= not same_file
+
+    def closure(self, node: ast.FunctionDef | ast.Lambda, out: list[ir.Stmt]) -> Value:
+        """A nested function (`def` or `lambda`) as a value: its definition, its defaults evaluated
+        here, as Python evaluates them, and this frame, whose names its calls read."""
+        if isinstance(node, ast.FunctionDef) and node.decorator_list:
+            raise self.error(node, "decorators on nested functions are not supported (nor by cuTile Python)")
+        fdef = closures.as_function(node) if isinstance(node, ast.Lambda) else node
+        a = fdef.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise self.error(node, "nested functions with *args, **kwargs or keyword-only parameters are not "
+                                   "supported yet")
+        names = [p.arg for p in a.args]
+        defaults = {n: self.expr(d, out, n) for n, d in zip(names[len(names) - len(a.defaults):], a.defaults)}
+        return Value("static", py=closures.Closure(fdef, defaults, self.frame))
+
+    def call_closure(self, node: ast.Call, closure: closures.Closure, out: list[ir.Stmt], hint: str) -> Value:
+        """Inlines a call of a nested function: its parameters bound to the call's values, the
+        names it only reads looked up here (the function that defined it, or a closure it
+        defined, is being walked: so they are that function's names, as they are now)."""
+        frame = self.frame
+        while frame is not None and frame is not closure.frame:
+            frame = frame.outer
+        if frame is None:
+            raise self.error(node, "a nested function called outside the function that defines it is not supported "
+                                   "yet")
+        fdef = closure.fdef
+        key = f"{fdef.name}@{id(fdef)}"
+        if key in self.frame.helpers:
+            raise self.error(node, "recursive nested functions cannot be inlined")
+        names = [p.arg for p in fdef.args.args]
+        written = dict(zip(closures.written_names(fdef.args), names))
+        bound = self.call_args(node, list(written), len(names) - len(fdef.args.defaults))
+        values = {written[n]: self.expr(v, out, hint) for n, v in bound.items()}
+        for n, v in closure.defaults.items():
+            values.setdefault(n, v)
+        return self.inline_body(node, fdef, values, self.frame.globals, key, out, hint, outer=self.frame)
+
+    def inline_body(self, node: ast.Call, fdef: ast.FunctionDef, values: dict[str, Value], globals_: dict[str, Any],
+                    name: str, out: list[ir.Stmt], hint: str, outer: Frame | None = None) -> Value:
+        """Translates a function's body in place, its parameters bound to `values`, and gives its
+        result. A helper's body sees only its parameters and its module's names (`globals_`); a
+        closure's also the names of the frame it is called in (`outer`)."""
+        names = [p.arg for p in fdef.args.args]
         body = fdef.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # docstring
@@ -107,20 +155,22 @@ class Walker:
         returning = {early_returns.RESULT, early_returns.RETURNING} if early_returns.returns_in_loops(body) else set()
         if early_returns.returns_in(body[:-1]):
             body = early_returns.single_exit(body)
-        reassigned = {name for _, name in assignments(fdef)}
+        reassigned = {n for _, n in assignments(fdef)}
         base = self.depth
+        caller = self.frame
+        scopes = outer.scopes if outer is not None else []
         self.frame = Frame(
-            scopes=[{n: Binding(v, None, base) for n, v in values.items()}],
-            globals=func.__globals__,
-            depth_base=base,
+            scopes=[*scopes, {n: Binding(v, None, base) for n, v in values.items()}],
+            globals=globals_,
+            depth_base=base - len(scopes),
             loop_carried=caller.loop_carried | carried_names(fdef) | returning | {
                 n for n in names if n in reassigned and any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(fdef))},
-            helpers=[*caller.helpers, func.__name__],
+            helpers=[*caller.helpers, name],
             loop_assigned=loop_assigned(fdef),
             bound_per_trip=bound_per_trip(fdef),
+            outer=outer,
         )
         saved_line = self.state.line
-        self.state.foreign += not same_file
         try:
             for n in names:
                 if n in reassigned and (values[n].kind in ("tile", "scalar") or n in self.frame.loop_carried):
@@ -132,7 +182,6 @@ class Walker:
         finally:
             self.frame = caller
             self.state.line = saved_line
-            self.state.foreign -= not same_file
         return result
 
     def lookup(self, name: str) -> Binding | None:
@@ -185,6 +234,8 @@ class Walker:
             return True  # nothing after it in its block runs
         elif isinstance(node, ast.Pass):
             pass
+        elif isinstance(node, ast.FunctionDef):
+            self.bind(ast.copy_location(ast.Name(id=node.name, ctx=ast.Store()), node), self.closure(node, out), out)
         elif isinstance(node, ast.Return) and node.value is None and node is self.state.src.func.body[-1]:
             pass
         elif isinstance(node, ast.Raise):
@@ -379,6 +430,8 @@ class Walker:
             return self.static_value(self.eval_static(node), node)
         if isinstance(node, ast.Tuple):
             return Value("tuple", py=[self.expr(e, out, hint) for e in node.elts])
+        if isinstance(node, ast.Lambda):
+            return self.closure(node, out)
         if isinstance(node, early_returns.Undefined):
             return Value("undefined")
         if isinstance(node, ast.Attribute):
@@ -627,8 +680,15 @@ class Walker:
                 target = getattr(recv.py, func.attr)
             except AttributeError:
                 raise self.error(func, "unknown function") from None
+        elif isinstance(func, (ast.Name, ast.Lambda)):
+            local = self.expr(func, out, hint) if isinstance(func, ast.Lambda) or self.lookup(func.id) else None
+            if local is not None and isinstance(local.py, closures.Closure):
+                with self.operands(None):
+                    return self.call_closure(node, local.py, out, hint)
+            # A name bound to a function here (`f = ct.exp`) calls it as the function itself.
+            target = (self.eval_static(func) if local is None else local.py if local.kind == "static" else None)
         else:
-            target = self.eval_static(func) if self.lookup(func.id) is None else None  # type: ignore[union-attr]
+            raise self.error(node, "this call is not supported")
         module = getattr(target, "__module__", "") or ""
         name = getattr(target, "__name__", None)
         if module.startswith("cuda.tile") and name:

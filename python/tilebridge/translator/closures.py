@@ -1,0 +1,92 @@
+"""Functions defined inside a kernel or helper (`def` and `lambda`), their locals renamed apart.
+
+cuTile Python compiles a nested function as a closure: its parameters and the names it assigns
+are its own, and the names it only reads are the enclosing function's, read when it is called.
+The walker inlines a call of one where it is made (`Walker.call_closure`), reading the enclosing
+function's names there; so that none of the closure's own names can be taken for, or overwrite,
+one of the enclosing function's, `rename_apart` gives them names used nowhere else first (on
+the function's AST, before anything reads it).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+NESTED = (ast.FunctionDef, ast.Lambda)
+
+
+@dataclass
+class Closure:
+    """A nested function, as the walker binds it: its definition (a lambda as a one-`return`
+    function), its defaults as evaluated where it was defined, and the frame that defined it."""
+
+    fdef: ast.FunctionDef
+    defaults: dict[str, Any] = field(default_factory=dict)  # parameter -> walker Value
+    frame: Any = None
+
+
+def as_function(node: ast.Lambda) -> ast.FunctionDef:
+    """A lambda as the function it stands for: `lambda a: e` is `def <lambda>(a): return e`."""
+    fdef = ast.FunctionDef(name="<lambda>", args=node.args, body=[ast.Return(value=node.body)],
+                           decorator_list=[], returns=None, type_params=[])
+    return ast.fix_missing_locations(ast.copy_location(fdef, node))
+
+
+def rename_apart(fdef: ast.FunctionDef) -> ast.FunctionDef:
+    """`fdef` with the parameters and assigned names of every function nested in it renamed to
+    names used nowhere else (a copy; `fdef` itself where nothing is nested)."""
+    if not any(isinstance(n, NESTED) and n is not fdef for n in ast.walk(fdef)):
+        return fdef
+    fdef = copy.deepcopy(fdef)
+    taken = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(fdef) if isinstance(a, ast.arg)}
+    # Outermost first: a function nested in a nested one is renamed again, apart from both.
+    for node in [n for n in ast.walk(fdef) if isinstance(n, NESTED) and n is not fdef]:
+        own = {a.arg for a in _params(node.args)}
+        if isinstance(node, ast.FunctionDef):
+            own |= {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name)
+                    and isinstance(n.ctx, ast.Store)}
+        prefix = node.name if isinstance(node, ast.FunctionDef) else "lambda"
+        renamed = {name: fresh_name(f"_{prefix}_{name}", taken) for name in sorted(own)}
+        # What a call's keywords name (`f(t, by=2)`), beside the parameters' new names.
+        node.args.written = [a.arg for a in node.args.args]
+        for a in _params(node.args):
+            a.arg = renamed[a.arg]
+        rename = _Rename(renamed)
+        for part in (node.body if isinstance(node, ast.FunctionDef) else [node.body]):
+            rename.visit(part)
+    return fdef
+
+
+def fresh_name(name: str, taken: set[str]) -> str:
+    """`name`, or `name` numbered from 2 where it is taken; taken from now on."""
+    fresh, n = name, 2
+    while fresh in taken:
+        fresh, n = f"{name}{n}", n + 1
+    taken.add(fresh)
+    return fresh
+
+
+def written_names(args: ast.arguments) -> list[str]:
+    """The names a nested function's parameters have in its source, which a call's keywords use."""
+    return getattr(args, "written", None) or [a.arg for a in args.args]
+
+
+def _params(args: ast.arguments) -> list[ast.arg]:
+    return [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else []), *args.kwonlyargs,
+            *([args.kwarg] if args.kwarg else [])]
+
+
+class _Rename(ast.NodeTransformer):
+    """Renames names inside a function's body (its own nested functions' defaults included:
+    those are read where the nested function is defined, in this body)."""
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self.names.get(node.id, node.id)
+        return node
