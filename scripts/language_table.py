@@ -1,11 +1,13 @@
 """Writes docs/language.md: every public name of `cuda.tile` and what tilebridge does with it
-(`translator.lower.ops.public_names`), with the fixtures, examples and tests that use it.
+(`translator.lower.ops.public_names`), then every Python construct cuTile Python's front end takes
+(`translator.lower.constructs`), each with the fixtures, examples and tests that use it.
 
     python scripts/language_table.py        # rewrites docs/language.md
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 import cuda.tile as ct  # noqa: E402
 
+from tilebridge.translator.lower import constructs  # noqa: E402
 from tilebridge.translator.lower.ops import public_names  # noqa: E402
 
 SOURCES = sorted((REPO / "examples").glob("*.py")) + sorted((REPO / "tests" / "fixtures").glob("*.py")) + \
@@ -28,6 +31,51 @@ def used_in(name: str, texts: dict[str, str]) -> str:
     pattern = re.compile(rf"\bct\.{re.escape(name)}\b")
     users = [f"`{Path(rel).name}`" for rel, text in texts.items() if pattern.search(text)]
     return ", ".join(users[:4]) + (f" and {len(users) - 4} more" if len(users) > 4 else "") if users else "-"
+
+
+def cutile_constructs() -> tuple[list[str], list[str]]:
+    """The statements and expressions cuTile Python's front end has a handler for."""
+    from cuda.tile._passes import ast2hir
+
+    return (sorted(t.__name__ for t in ast2hir._stmt_handlers),  # noqa: SLF001 - the front end's own table
+            sorted(t.__name__ for t in ast2hir._expr_handlers))  # noqa: SLF001
+
+
+def kernel_nodes(text: str, test_file: bool) -> set[str]:
+    """The `ast` classes in a file's kernel code: its kernels and the functions they call (in a
+    test file, those of the kernel sources its strings hold)."""
+    def kernel_code(source: str) -> list[ast.AST]:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return []
+        defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        todo = [n for n in defs.values() if any(ast.unparse(d).endswith("kernel") for d in n.decorator_list)]
+        found: dict[str, ast.FunctionDef] = {}
+        while todo:
+            f = todo.pop()
+            if f.name not in found:
+                found[f.name] = f
+                todo += [defs[n.id] for n in ast.walk(f) if isinstance(n, ast.Name) and n.id in defs]
+        return list(found.values())
+
+    code = [] if test_file else kernel_code(text)
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "@ct.kernel" in node.value:
+            code += kernel_code(node.value)
+    return {type(n).__name__ for f in code for st in f.body for n in ast.walk(st)}
+
+
+def construct_rows(texts: dict[str, str]) -> list[str]:
+    nodes = {rel: kernel_nodes(text, Path(rel).name.startswith("test_")) for rel, text in texts.items()}
+    rows = []
+    for kind, names in zip(("statement", "expression"), cutile_constructs()):
+        for name in names:
+            status, detail = constructs.status(name)
+            users = [f"`{Path(rel).name}`" for rel, found in nodes.items() if name in found]
+            used = ", ".join(users[:4]) + (f" and {len(users) - 4} more" if len(users) > 4 else "") if users else "-"
+            rows.append(f"| `ast.{name}` | {kind} | {status} | {detail.replace('|', chr(92) + '|')} | {used} |")
+    return rows
 
 
 def render() -> str:
@@ -49,6 +97,20 @@ def render() -> str:
         "| --- | --- | --- | --- |",
     ]
     lines += [f"| `ct.{n}` | {kind} | {detail} | {used_in(n, texts)} |" for n, (kind, detail) in rows.items()]
+    lines += [
+        "",
+        "## Python constructs",
+        "",
+        "Every statement and expression cuTile Python's front end takes (the `ast` classes its `ast2hir` pass "
+        "has a handler for), from `translator/lower/constructs.py`. Any other construct (comprehensions, "
+        "`try`, `assert`, `global`, ...) cuTile Python refuses, and so does tilebridge, with a "
+        "`TranslationError` at it. \"Used in\" lists the files whose kernel code has it (in the CPU tests, "
+        "the kernel sources they hold).",
+        "",
+        "| construct | kind | what tilebridge does | how, or why not | used in |",
+        "| --- | --- | --- | --- | --- |",
+        *construct_rows(texts),
+    ]
     return "\n".join(lines) + "\n"
 
 

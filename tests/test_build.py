@@ -1701,7 +1701,7 @@ def halved(t):
 @ct.kernel
 def nested(x, y, z, T: ct.Constant[int]):
     i = ct.bid(0)
-    s = 2.0
+    s: float = 2.0
     u = ct.load(x, index=(i,), shape=(T,))
 
     def scaled(t, by=s):

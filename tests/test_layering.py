@@ -197,6 +197,19 @@ def test_an_unregistered_op_is_a_translation_error(tmp_path):
             tb.translate(tmp_path / "k.py", runtime_path=RUNTIME_CRATE)
 
 
+def test_every_construct_cutile_python_takes_is_accounted_for():
+    """Each statement and expression cuTile Python's front end has a handler for is in
+    `translator.lower.constructs`, which says what tilebridge does with it (docs/language.md's
+    second table), and nothing else is: a construct a new cuda-tile takes fails here."""
+    pytest.importorskip("cuda.tile")
+    from cuda.tile._passes import ast2hir
+
+    from tilebridge.translator.lower import constructs
+
+    assert {t.__name__ for t in ast2hir._stmt_handlers} == set(constructs.STATEMENTS)
+    assert {t.__name__ for t in ast2hir._expr_handlers} == set(constructs.EXPRESSIONS)
+
+
 def test_every_public_name_of_cuda_tile_is_accounted_for():
     """Each public name of `cuda.tile` is lowered by a handler, taken elsewhere, a dtype, the host's,
     or refused with its reason, and docs/language.md says which (scripts/language_table.py)."""
