@@ -1680,7 +1680,8 @@ def test_nested_functions_and_lambdas(monkeypatch, tmp_path):
     (`translator.closures`, `Walker.call_closure`): inlined where it is called, its defaults read
     where it is defined, the names it only reads where it is called; its own names renamed apart,
     so an assignment inside it leaves the kernel's variable of that name alone; keyword arguments
-    by the names written; a lambda called in place; one closure calling another. Typed as cuTile
+    by the names written; a lambda called in place; one closure calling another. And `a if c else
+    b` choosing tiles on a runtime condition, one side evaluated in each branch. Typed as cuTile
     Python types it, through cubins. Refused at the construct: a closure called outside the
     function that defines it, a decorated or recursive one."""
     from tilebridge.translator import frontend, lower_checked
@@ -1714,6 +1715,13 @@ def nested(x, y, z, T: ct.Constant[int]):
     s = 5.0
     ct.store(y, index=(i,), tile=shifted(u) + (lambda v: v * 3.0)(u))
     ct.store(z, index=(i,), tile=halved(scaled(u, by=4.0)) + u)
+
+
+@ct.kernel
+def chosen(x, y, n: int, T: ct.Constant[int]):
+    i = ct.bid(0)
+    t = ct.load(x, index=(i,), shape=(T,)) if i < n else ct.zeros((T,), dtype=x.dtype)
+    ct.store(y, index=(i,), tile=t * 2.0 if ct.sum(t) > 0 else t - 1.0)
 '''
     (tmp_path / "nested.py").write_text(source)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
@@ -1723,10 +1731,13 @@ def nested(x, y, z, T: ct.Constant[int]):
     assert "broadcast_scalar(2.0f32" in body and "broadcast_scalar(5.0f32" in body, body
     # the closure's u is its own; the kernel's, its load, is added last: `fma(.., .., u)`
     assert "let _scaled_u" in body and "let u: Tile<E0" in body and ", u, rounding::NearestEven" in body, body
+    # `a if c else b` choosing tiles on a runtime condition: an if whose branches evaluate one side each
+    chosen = body[body.index("fn chosen<"):]
+    assert re.search(r"if i < n \{ \w+ = load_view_tko\(", chosen), chosen
     tb.build(tmp_path / "nested.py", quiet=True, cubins=True)
-    (src,) = frontend.load_all(tmp_path / "nested.py")
-    (kir,) = lower_checked(src, None, False, ())
-    assert kir.compiled_at and kir.safety.safe, kir.safety.reasons
+    for src in frontend.load_all(tmp_path / "nested.py"):
+        for kir in lower_checked(src, None, False, ()):
+            assert kir.compiled_at and kir.safety.safe, (src.name, kir.safety.reasons)
 
     refused = {
         "passed_on": ("    f = lambda v: v\n    ct.store(x, index=(0,), tile=twice(f, t))\n",

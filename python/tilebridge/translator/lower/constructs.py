@@ -47,8 +47,8 @@ EXPRESSIONS = {
                               "`==`/`!=` of dtypes and tuples, `in`/`not in` over a tuple"),
     "Constant": ("translated", "bool, int and float literals, typed as cuTile Python types them; strings where "
                                "an operation takes one (`order=\"F\"`, print formats)"),
-    "IfExp": ("translated", "`a if c else b`: folded where `c` is known; on a runtime condition, between "
-                            "scalars (between tiles it is refused: not yet)"),
+    "IfExp": ("translated", "`a if c else b`: folded where `c` is known; on a runtime condition, a select of "
+                            "scalars, or of tiles an `if` whose branches each evaluate their side"),
     "JoinedStr": ("translated", "f-strings in `print`/`ct.printf` (a format spec inside one is refused)"),
     "Lambda": ("translated", "a closure, as a nested `def` with one `return`"),
     "Name": ("translated", "parameters, locals, module constants and functions, closures' free names"),

@@ -554,6 +554,7 @@ class Walker:
         cond = self.expr(node.test, out, hint)
         if cond.kind == "const":
             return self.expr(node.body if cond.py else node.orelse, out, hint)
+        mark = self.checkpoint(out)
         self.state.guarded += 1
         a, b = self.expr(node.body, out, hint), self.expr(node.orelse, out, hint)
         self.state.guarded -= 1
@@ -562,8 +563,11 @@ class Walker:
         cond = self.sem.as_condition(cond)
         if "dtype" in (a.kind, b.kind):
             return self.sem.chosen_dtype(node, cond, a, b)
-        if cond.kind != "scalar" or "tile" in (a.kind, b.kind):
-            raise self.error(node, "a conditional expression must choose between scalars here")
+        if "tile" in (a.kind, b.kind):
+            self.rollback(mark, out)  # each side is evaluated again, in its branch only
+            return self.tile_choice(node, cond, out, hint)
+        if cond.kind != "scalar":
+            raise self.error(node, "a conditional expression must choose between scalars or tiles here")
         dtype = a.dtype if a.kind == "scalar" else b.dtype if b.kind == "scalar" else None
         if dtype is None:
             # Two numbers of one kind under a runtime condition (`1 if found else 0`): a runtime value
@@ -577,6 +581,26 @@ class Walker:
             return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, then, other))
         typed = self.sem.scalar_binop(node, "+", a, b)  # checks and types both sides alike
         return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, typed.expr.lhs, typed.expr.rhs))
+
+    def tile_choice(self, node: ast.IfExp, cond: Value, out: list[ir.Stmt], hint: str) -> Value:
+        """`a if c else b` choosing a tile on a runtime condition: an `if` whose branches each
+        evaluate their side and assign one variable, as cuTile Python lowers it (a memory access
+        on one side happens only where it is chosen)."""
+        if cond.kind == "tile" and cond.shape == () and self.state.union.find(cond.dtype) == "bool":
+            cond = self.sem.scalar_of(cond, out, "cond")
+        if cond.kind != "scalar" or cond.dtype != "bool":
+            raise self.error(node.test, "a conditional expression's condition must be a bool, a scalar comparison "
+                                        "or a constant")
+        name = self.state.fresh(rust_name(hint)) + "@"  # a name of the pass's own (no Python name ends in @)
+        sides = [[ast.fix_missing_locations(ast.copy_location(
+            ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=side), side))] for side in (node.body,
+                                                                                                   node.orelse)]
+        arms, scopes = branches.lower_branches(self, cond, sides)
+        unmerged = branches.merge_branches(self, node, scopes, arms, out)
+        if name in unmerged:
+            raise self.error(node, unmerged[name].replace(f"'{name}'", "its value"))
+        out.append(ir.IfElse(cond.expr, arms[0], arms[1], node.lineno))
+        return self.frame.scopes[-1].pop(name).val
 
     def subscript(self, node: ast.Subscript, out: list[ir.Stmt], hint: str) -> Value:
         base = self.expr(node.value, out, hint)
