@@ -373,7 +373,7 @@ def _marked_line(kernel_name: str) -> int:
     ("helper_call", "*args"),
     ("gather", "indices must be integers"),
     ("permuted_load", "both order= and a non-zero padding_mode"),
-    ("conditional_expression", "must choose between scalars"),
+    ("closure_passed_on", "a nested function called outside the function that defines it"),
     ("mixed_array_dtypes", "astype"),
     ("stored_then_gathered", "accessed both through tiles (ct.load, ct.store) and through pointers"),
 ])
