@@ -242,7 +242,8 @@ STREAM_PARAMS = "x, y, z, N: ct.Constant[int], TILE: ct.Constant[int]"
     ("ct.store(y, index=(r, 1), tile=t * 2)", "", False),  # not the row's own tile
     ("ct.store(y, index=(r + 1, 0), tile=t * 2)", "", False),
     ("ct.store(y, index=(r, 0), tile=t * 2)\n    ct.store(z, index=(r, 0), tile=t)", "", False),  # another effect
-    ("ct.store(y, index=(r, 0), tile=t * 2)\n    ct.atomic_add(z, (r, 0), 1.0)", "", False),
+    ("ct.store(y, index=(r, 0), tile=t * 2)\n    ct.atomic_add(z, (r, 0), 1.0, memory_order=ct.MemoryOrder.RELAXED)",
+     "", False),
     ("ct.store(y, index=(r, 0), tile=t * 2)", "ct.store(y, index=(0, 0), tile=ct.zeros((1, TILE), ct.float32))\n",
      False),  # stored outside the loop too
     ("ct.store(y, index=(r, 0), tile=t * 2)", "ct.store(z, index=(ct.bid(0), 0), tile=ct.load(y, index=(0, 0), "

@@ -62,6 +62,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
     w.block(stmts, body, docstring_ok=True)
     if not w.state.survey:  # (the survey decides no store's form)
         check_token_orders(w.state)
+        check_memory_orders(w.state)
     fuse_named_products(body, w.sem.float_only, traced=lambda cond: w.state.on_constants(cond) and any(
         v.name in w.state.dtype_flags for v in ir.variables(cond)))
     for item, listed in w.state.items.items():
@@ -371,6 +372,34 @@ def check_token_orders(state: KernelState) -> None:
                     f"'{later.array}' is written, and accessed both through tiles (ct.load, ct.store) and through "
                     "pointers (gathers, scatters, atomics, raw memory) on one path: cutile orders the two by separate "
                     "tokens, so the order cuTile Python keeps between them would be lost; not supported yet"))
+
+
+ACQUIRES, RELEASES = ("Acquire", "AcqRel"), ("Release", "AcqRel")
+
+
+def check_memory_orders(state: KernelState) -> None:
+    """Refuses an atomic that acquires where the kernel accesses another array after it, or that
+    releases where the kernel accesses another array before it (in a loop around both, either
+    way): cuTile Python orders those accesses by the atomic (its token order joins them to it:
+    every access after an acquire, every access before a release), and tilebridge orders an
+    atomic by its own array's token only, so another block could see them out of that order.
+    `memory_order=ct.MemoryOrder.RELAXED` (no such order) translates."""
+    for i, atomic in enumerate(state.accesses):
+        if atomic.order not in ACQUIRES + RELEASES:
+            continue
+        for j, other in enumerate(state.accesses):
+            if other.array == atomic.array or exclusive(atomic.path, other.path):
+                continue
+            around = bool(set(atomic.loops) & set(other.loops))
+            acquired = (j > i or around) and atomic.order in ACQUIRES
+            if acquired or ((j < i or around) and atomic.order in RELEASES):
+                shown = {"Acquire": "ACQUIRE", "Release": "RELEASE", "AcqRel": "ACQ_REL (an atomic's default)"}
+                where = "after its acquire" if acquired else "before its release"
+                raise state.error(atomic.node, (
+                    f"an atomic with memory order {shown[atomic.order]} orders the kernel's accesses of other arrays "
+                    f"('{other.array}' here) in cuTile Python, {where}; tilebridge orders an atomic by its own "
+                    "array's token only, so that order would be lost: not supported yet (memory_order="
+                    "ct.MemoryOrder.RELAXED translates, where the kernel needs no such order)"))
 
 
 def exclusive(path: tuple[ir.Expr, ...], other: tuple[ir.Expr, ...]) -> bool:

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 class Access:
     """An array access as translated: the array, "loads" or "stores", the loops around it, the
     path of branches on constants it is on, whether it goes through pointers (gathers, scatters,
-    atomics, raw memory) or through a partition of tiles, and where the source makes it."""
+    atomics, raw memory) or through a partition of tiles, where the source makes it, and an
+    atomic's memory order (cutile's name: "Relaxed", "Acquire", "Release", "AcqRel")."""
 
     array: str
     kind: str
@@ -37,6 +38,7 @@ class Access:
     path: tuple[ir.Expr, ...]
     pointer: bool
     node: ast.AST
+    order: str | None = None
 
 
 @dataclass
@@ -195,15 +197,15 @@ class KernelState:
         return name
 
     def count(self, array: ir.ArrayParam, kind: str, node: ast.AST, via: str | None = None,
-              pointer: bool = False) -> None:
+              pointer: bool = False, order: str | None = None) -> None:
         """Counts an access as translated (`kind` is "loads" or "stores"), and how it is made where
         that matters (`via`: "gathers", "atomics"; `pointer`: ordered by the array's pointer token,
-        not by a partition's)."""
+        not by a partition's; `order`: an atomic's memory order)."""
         use = self.counted[array.name]
         setattr(use, kind, getattr(use, kind) + 1)
         if via:
             setattr(use, via, getattr(use, via) + 1)
-        self.accesses.append(Access(array.name, kind, tuple(self.loops), self.path, pointer, node))
+        self.accesses.append(Access(array.name, kind, tuple(self.loops), self.path, pointer, node, order))
 
     def made_through(self, node: ast.AST, pointer: bool) -> None:
         """The access the source makes at `node` is ordered by the array's pointer token after all

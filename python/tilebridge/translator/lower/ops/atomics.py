@@ -59,7 +59,8 @@ def _atomic(w: Walker, node: ast.Call, op: str, out: list[ir.Stmt], hint: str) -
     args = w.call_args(node, ["array", "indices", *values, "check_bounds", "memory_order", "memory_scope"],
                        2 + len(values))
     array = array_arg(w, args["array"], out)
-    w.state.count(array, "stores", node, via="atomics", pointer=True)
+    order = _enum(w, args.get("memory_order"), ORDERS, "AcqRel", "MemoryOrder", out)
+    w.state.count(array, "stores", node, via="atomics", pointer=True, order=order)
     check_unchecked_output(w.state, node, array)
     int_mode, float_mode, exact = RMW.get(op, ("", "", False))
     dtype = f"${array.name}"
@@ -71,7 +72,6 @@ def _atomic(w: Walker, node: ast.Call, op: str, out: list[ir.Stmt], hint: str) -
         raise w.error(node, f"ct.atomic_{op} on '{array.name}', whose dtype may be a float or an integer here: "
                             f"state its dtypes (--dtype {array.name}=i32, say)")
     mode = int_mode if ints else float_mode
-    order = _enum(w, args.get("memory_order"), ORDERS, "AcqRel", "MemoryOrder", out)
     scope = _enum(w, args.get("memory_scope"), SCOPES, "Device", "MemoryScope", out)
     shape, ptrs, mask = pointers(w, node, array, args, write=True, out=out, hint=hint)
     x = rust_name(array.name)
