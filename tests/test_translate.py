@@ -774,3 +774,30 @@ def test_atomics_that_order_other_arrays_are_refused(tmp_path, body, refused):
         return
     with pytest.raises(tb.TranslationError, match=r"ordered\.py:\d+:\d+: .*" + re.escape(refused)):
         tb.translate(tmp_path / "ordered.py", runtime_path=RUNTIME_CRATE)
+
+
+def test_an_arrays_rank_from_a_gather_at_an_index_bound_to_a_name(tmp_path):
+    """`x.shape[0]` before any access: the rank comes from the gather further on, whose index is a
+    name bound to one tile (cuTile Python's MoE sample reads `sorted_token_ids.shape[0]` so); a name
+    bound to a tuple elsewhere is not taken for one index (the rank then disagrees and is refused)."""
+    source = """import cuda.tile as ct
+
+
+def both(T):
+    r = ct.arange(T, dtype=ct.int32)
+    return (r, r)
+
+
+@ct.kernel
+def counted(x, y, T: ct.Constant[int]):
+    n = x.shape[0]
+    offs = ct.bid(0) * T + ct.arange(T, dtype=ct.int32)
+    ct.store(y, index=(ct.bid(0),), tile=ct.gather(x, offs) + n)
+"""
+    (tmp_path / "counted.py").write_text(source)
+    assert "fn counted<" in tb.translate(tmp_path / "counted.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    (tmp_path / "pair.py").write_text(source.replace("offs = ct.bid(0) * T + ct.arange(T, dtype=ct.int32)",
+                                                     "offs = both(T)").replace("tile=ct.gather(x, offs) + n",
+                                                                               "tile=ct.gather(x, offs)"))
+    with pytest.raises(tb.TranslationError, match=r"pair\.py:13:\d+: array 'x' is used with rank 2 here and 1"):
+        tb.translate(tmp_path / "pair.py", runtime_path=RUNTIME_CRATE)

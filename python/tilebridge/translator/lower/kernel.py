@@ -300,6 +300,16 @@ def scan_ranks(w: Walker, fn: ast.FunctionDef, names: dict[str, str] | None = No
         while grown := {t: names[a] for t, a in slices.items() if a in names and t not in names}:
             names |= grown
     globals_ = w.frame.globals if globals_ is None else globals_
+    # What each name is bound to, where every binding is one plain assignment: an index that is
+    # such a name bound to anything but a tuple is one index (`offs = b * T + ct.arange(T)`).
+    bound: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        for target in (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else []):
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    bound.setdefault(name.id, []).append(node.value if isinstance(node, ast.Assign) and
+                                                          target is name else None)
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Call) and node.args):
             continue
@@ -326,6 +336,10 @@ def scan_ranks(w: Walker, fn: ast.FunctionDef, names: dict[str, str] | None = No
             arg = node.args[pos]
         if target in w.state.arrays and isinstance(arg, ast.Tuple) and not w.state.arrays[target].rank:
             w.state.arrays[target].rank = len(arg.elts)
+        elif target in w.state.arrays and fname in ("gather", "scatter") and isinstance(arg, ast.Name) and \
+                not w.state.arrays[target].rank and bound.get(arg.id) and all(
+                    v is not None and not isinstance(v, (ast.Tuple, ast.Name)) for v in bound[arg.id]):
+            w.state.arrays[target].rank = 1
 
 
 def in_place_pairs(state: KernelState) -> list[tuple[str, str]]:

@@ -414,8 +414,8 @@ class Walker:
         """The value of expression `node` (`expr` notes what the operation it is given to does with it)."""
         self.state.lines.add(getattr(node, "lineno", self.state.line))
         if isinstance(node, ast.Constant):
-            if isinstance(node.value, (bool, int, float)):
-                return Value("const", py=node.value)
+            if node.value is None or isinstance(node.value, (bool, int, float)):
+                return Value("const", py=node.value)  # None: where an operation takes it (`rounding_mode=None`)
             raise self.error(node, "this literal is not supported in kernels")
         if isinstance(node, ast.Name):
             b = self.lookup(node.id)
