@@ -801,3 +801,26 @@ def counted(x, y, T: ct.Constant[int]):
                                                                                "tile=ct.gather(x, offs)"))
     with pytest.raises(tb.TranslationError, match=r"pair\.py:13:\d+: array 'x' is used with rank 2 here and 1"):
         tb.translate(tmp_path / "pair.py", runtime_path=RUNTIME_CRATE)
+
+
+def test_extension_names_are_identifiers_that_start_with_a_letter(tmp_path, capsys):
+    """A file named as puzzles are (`06-softmax.py`) gets a module name Python, Rust and pip take
+    (it was `06_softmax_rs`, which rustfmt rejected: a tilebridge bug); a name given that is not
+    one is refused before anything is translated."""
+    from tilebridge.cli import main
+    from tilebridge.translator import default_module_name
+
+    assert default_module_name(tmp_path / "06-softmax.py") == "tb_06_softmax_rs"
+    assert default_module_name(tmp_path / "_private.py") == "tb_private_rs"
+    assert default_module_name(tmp_path / "gemm-v2.py") == "gemm_v2_rs"
+    (tmp_path / "06-copy.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\ndef copy(x, y):\n"
+        "    ct.store(y, index=(ct.bid(0),), tile=ct.load(x, index=(ct.bid(0),), shape=(16,)))\n")
+    crate = tb.translate(tmp_path / "06-copy.py", runtime_path=RUNTIME_CRATE)
+    assert "fn tb_06_copy_rs(" in crate.files["src/lib.rs"]
+    for bad in ("9lives", "_hidden", "with-dash", "class"):
+        with pytest.raises(ValueError, match="not an identifier that starts with a letter"):
+            tb.translate(tmp_path / "06-copy.py", module=bad, runtime_path=RUNTIME_CRATE)
+    with pytest.raises(SystemExit):
+        main(["translate", str(tmp_path / "06-copy.py"), "-m", "9lives", "-o", str(tmp_path / "out")])
+    assert "not an identifier that starts with a letter" in capsys.readouterr().err

@@ -265,6 +265,16 @@ def cmd_doctor(args) -> int:
     return 0 if ready["translate"] and (ready["build"] or ready["launch"]) else 1
 
 
+def _module_name(text: str) -> str:
+    from .translator import check_module_name
+
+    try:
+        check_module_name(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tilebridge", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -272,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     def kernel_command(name: str, help_: str):
         p = sub.add_parser(name, help=help_)
         p.add_argument("files", nargs="+", help="Python files with @ct.kernel functions")
-        p.add_argument("-m", "--module", help="extension module name (default: <file>_rs)")
+        p.add_argument("-m", "--module", type=_module_name, help="extension module name (default: <file>_rs)")
         p.add_argument("--dtype", action="append", default=[], metavar="ARRAY=DT[,DT]",
                        help="dtypes to build the launcher for, per array parameter (default: f32,f16,bf16 for "
                             "arrays the kernel computes with, every dtype for arrays it only moves)")

@@ -7,6 +7,7 @@ The stages: `frontend` (kernel objects or files -> ASTs), `lower` (-> the typed 
 from __future__ import annotations
 
 import itertools
+import keyword
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -18,12 +19,23 @@ __all__ = ["translate", "assemble", "lower_checked", "CrateFiles", "TranslationE
 
 
 def default_module_name(target: Any) -> str:
+    """`<file>_rs`, spelled as an identifier that starts with a letter (`06-softmax.py` ->
+    `tb_06_softmax_rs`)."""
     if isinstance(target, (str, Path)):
         stem = Path(target).stem
     else:
         kernels = frontend.kernels_in(target)
         stem = Path(kernels[0]._pyfunc.__code__.co_filename).stem if kernels else "kernels"
-    return "".join(c if c.isalnum() else "_" for c in stem) + "_rs"
+    name = "".join(c if c.isascii() and c.isalnum() else "_" for c in stem) + "_rs"
+    return name if name[0].isalpha() else "tb_" + name.lstrip("_")
+
+
+def check_module_name(module: str) -> None:
+    """An extension's name is a Python module's, a Rust crate's and a wheel's: an ASCII identifier
+    that starts with a letter."""
+    if not (module.isascii() and module.isidentifier() and module[0].isalpha()) or keyword.iskeyword(module):
+        raise ValueError(f"extension module name {module!r} is not an identifier that starts with a letter "
+                         "(letters, digits and _)")
 
 
 def translate(
@@ -51,6 +63,8 @@ def translate(
     against cuTile Python's own front end (`oracle`; off with TILEBRIDGE_ORACLE=0): a kernel it
     rejects is a `TranslationError`, a value typed otherwise than it types it a `oracle.Disagreement`.
     """
+    if module is not None:
+        check_module_name(module)
     sources = frontend.load_all(target)
     kernels, skipped = [], []
     for src in sources:
