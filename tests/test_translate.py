@@ -824,3 +824,17 @@ def test_extension_names_are_identifiers_that_start_with_a_letter(tmp_path, caps
     with pytest.raises(SystemExit):
         main(["translate", str(tmp_path / "06-copy.py"), "-m", "9lives", "-o", str(tmp_path / "out")])
     assert "not an identifier that starts with a letter" in capsys.readouterr().err
+
+
+def test_conversions_of_literals_fold(tmp_path):
+    """`float("-inf")`, `int(2.7)`, `bool(0)` of literals are their Python values (a puzzle's chunked
+    softmax starts its maximum at `float('-inf')`); of a literal Python cannot convert, refused."""
+    kernel = ("import cuda.tile as ct\n\n\n@ct.kernel\ndef k(x, y):\n"
+              "    t = ct.full((16,), {value}, dtype=ct.float32)\n"
+              "    ct.store(y, index=(ct.bid(0),), tile=ct.maximum(t, ct.load(x, index=(ct.bid(0),), shape=(16,))))\n")
+    (tmp_path / "folded.py").write_text(kernel.format(value="float('-inf') if bool(0) else float(int(2.7))"))
+    body = tb.translate(tmp_path / "folded.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    assert "2.0f32" in body and "INFINITY" not in body, body
+    (tmp_path / "bad.py").write_text(kernel.format(value="float('minus infinity')"))
+    with pytest.raises(tb.TranslationError, match=r"bad\.py:6:\d+: float\(\) of this literal fails in Python too"):
+        tb.translate(tmp_path / "bad.py", runtime_path=RUNTIME_CRATE)

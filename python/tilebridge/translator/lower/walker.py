@@ -731,12 +731,16 @@ class Walker:
                 raise self.error(node, f"len() of {with_article(items.kind)} is not supported")
             # The list's table has one row per array.
             return Value("scalar", ir.ScalarType("i32"), ir.Subscript(ir.Method(items.expr, "shape"), 0), nonneg=True)
-        if target in (int, float, bool) and len(node.args) == 1 and not node.keywords and isinstance(
-                node.args[0], ast.Constant) and isinstance(node.args[0].value, (bool, int, float, str)):
-            try:  # of a literal, folded as Python folds it (`float("-inf")`)
-                return Value("const", py=target(node.args[0].value))
-            except ValueError:
-                raise self.error(node, f"{target.__name__}() of this literal fails in Python too") from None
+        if target in (int, float, bool) and len(node.args) == 1 and not node.keywords:
+            arg = node.args[0]
+            # Of a number known here, or of a string literal: folded as Python folds it (`float("-inf")`).
+            value = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else self.expr(arg, out)
+            if not isinstance(value, Value) or value.kind == "const" and isinstance(value.py, (bool, int, float)):
+                try:
+                    return Value("const", py=target(value if isinstance(value, str) else value.py))
+                except ValueError:
+                    raise self.error(node, f"{target.__name__}() of this literal fails in Python too") from None
+            raise self.error(node, f"{target.__name__}() of a value known only at run time is not supported yet")
         if target is print:  # cuTile Python's ct.print
             return OPS["print"](self, node, out, hint)
         if target in (min, max):
