@@ -838,3 +838,29 @@ def test_conversions_of_literals_fold(tmp_path):
     (tmp_path / "bad.py").write_text(kernel.format(value="float('minus infinity')"))
     with pytest.raises(tb.TranslationError, match=r"bad\.py:6:\d+: float\(\) of this literal fails in Python too"):
         tb.translate(tmp_path / "bad.py", runtime_path=RUNTIME_CRATE)
+
+
+def test_a_helpers_result_after_an_if_of_two_types_says_why(tmp_path):
+    """A helper whose `if` on ct.Constant values binds a name to tiles of two shapes, read after it:
+    the rest of the helper goes down each path (`branches.lower_paths`), and its `return` cannot
+    follow them; the error says so at the return (it said "unknown name")."""
+    (tmp_path / "paths.py").write_text("""import cuda.tile as ct
+
+
+def reduced(t):
+    N, D = t.shape
+    if N >= 16:
+        r = ct.sum(t, axis=0, keepdims=True)
+    else:
+        r = ct.sum(t, axis=0)
+    acc = r * 2.0
+    return acc
+
+
+@ct.kernel
+def k(x, y, N: ct.Constant[int], D: ct.Constant[int]):
+    t = ct.load(x, index=(0, 0), shape=(N, D))
+    ct.store(y, index=(0,), tile=ct.reshape(reduced(t), (D,)))
+""")
+    with pytest.raises(tb.TranslationError, match=r"paths\.py:11:12: 'acc' has no one value at the return"):
+        tb.translate(tmp_path / "paths.py", runtime_path=RUNTIME_CRATE)

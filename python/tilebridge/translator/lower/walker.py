@@ -178,6 +178,12 @@ class Walker:
                     self.bind(ast.copy_location(ast.Name(id=n, ctx=ast.Store()), node), values[n], out)
             self.block(body[:-1], out)
             ret = body[-1].value
+            for n in ast.walk(ret) if ret is not None else ():
+                if isinstance(n, ast.Name) and self.lookup(n.id) is None and n.id in reassigned:
+                    # bound on the paths of an `if` that took the rest of the body (`branches.lower_paths`)
+                    raise self.error(n, f"'{n.id}' has no one value at the return: an if before it binds names "
+                                        "to values of different types on its two paths, which a helper's result "
+                                        "cannot follow yet")
             result = self.expr(ret, out, hint) if ret is not None else Value("const", py=None)
         finally:
             self.frame = caller
