@@ -748,12 +748,16 @@ def test_a_kernel_a_factory_makes_reads_what_it_closes_over(tmp_path):
      "release"),
     # the default order, ACQ_REL, releases too
     ("ct.store(data, index=(ct.bid(0),), tile=t)\n    ct.atomic_add(flag, (0,), 1)", "ACQ_REL (an atomic's default)"),
-    # acquired, then read (the other way round is fine: below)
-    ("ct.atomic_cas(flag, (0,), 1, 0, memory_order=ct.MemoryOrder.ACQUIRE)\n    ct.store(data, index=(ct.bid(0),), tile=t)",
-     "after its acquire"),
+    # acquired (its old value read), then another array accessed (the other way round is fine: below)
+    ("old = ct.atomic_cas(flag, (0,), 1, 0, memory_order=ct.MemoryOrder.ACQUIRE)\n"
+     "    ct.store(data, index=(ct.bid(0),), tile=t + old)", "after its acquire"),
     # in a loop around both, an acquire comes after the other access too
     ("for i in range(2):\n        ct.store(data, index=(ct.bid(0),), tile=t)\n"
-     "        ct.atomic_cas(flag, (0,), 1, 0, memory_order=ct.MemoryOrder.ACQUIRE)", "after its acquire"),
+     "        old = ct.atomic_cas(flag, (0,), 1, 0, memory_order=ct.MemoryOrder.ACQUIRE)", "after its acquire"),
+    # no block can tell: an acquire whose old value goes unread; a release after loads only (a reduction)
+    ("ct.atomic_cas(flag, (0,), 1, 0, memory_order=ct.MemoryOrder.ACQUIRE)\n    ct.store(data, index=(ct.bid(0),), tile=t)",
+     None),
+    ("ct.atomic_add(flag, (0,), ct.sum(ct.load(data, index=(ct.bid(0),), shape=(16,))))", None),
     ("ct.store(data, index=(ct.bid(0),), tile=t)\n    ct.atomic_cas(flag, (0,), 1, 0, memory_order=ct.MemoryOrder.ACQUIRE)",
      None),
     ("ct.atomic_xchg(flag, (0,), 1, memory_order=ct.MemoryOrder.RELEASE)\n    ct.store(data, index=(ct.bid(0),), tile=t)",
@@ -764,8 +768,9 @@ def test_a_kernel_a_factory_makes_reads_what_it_closes_over(tmp_path):
 def test_atomics_that_order_other_arrays_are_refused(tmp_path, body, refused):
     """cuTile Python orders every access after an acquiring atomic, and a releasing one after every
     access before it (its token order joins them); tilebridge orders an atomic by its own array's
-    token only, so where an acquire has another array's access after it, or a release one before
-    it, the kernel is refused rather than translated out of that order."""
+    token only, so where an acquire whose old value is read has another array's access after it,
+    or a release a store into another array before it, the kernel is refused rather than
+    translated out of that order."""
     (tmp_path / "ordered.py").write_text(
         "import cuda.tile as ct\n\n\n@ct.kernel\ndef ordered(data, flag):\n"
         "    t = ct.full((16,), 1.0, dtype=ct.float32)\n    " + body + "\n")

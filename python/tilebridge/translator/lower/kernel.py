@@ -392,12 +392,15 @@ ACQUIRES, RELEASES = ("Acquire", "AcqRel"), ("Release", "AcqRel")
 
 
 def check_memory_orders(state: KernelState) -> None:
-    """Refuses an atomic that acquires where the kernel accesses another array after it, or that
-    releases where the kernel accesses another array before it (in a loop around both, either
-    way): cuTile Python orders those accesses by the atomic (its token order joins them to it:
-    every access after an acquire, every access before a release), and tilebridge orders an
-    atomic by its own array's token only, so another block could see them out of that order.
-    `memory_order=ct.MemoryOrder.RELAXED` (no such order) translates."""
+    """Refuses an atomic that acquires, and whose old values the kernel reads, where it accesses
+    another array after it, or that releases where it stores into another array before it (in a
+    loop around both, either way): cuTile Python orders those accesses by the atomic (its token
+    order joins every access after an acquire and every one before a release to it), and
+    tilebridge orders an atomic by its own array's token only, so a block that publishes data
+    behind a flag, or reads it once a flag says it is there, could see it out of that order.
+    What no block can tell apart stays: an acquire whose old values go unread (the kernel cannot
+    know what it acquired), a release after loads only (a reduction's `ct.atomic_add`), and
+    `memory_order=ct.MemoryOrder.RELAXED`."""
     for i, atomic in enumerate(state.accesses):
         if atomic.order not in ACQUIRES + RELEASES:
             continue
@@ -405,8 +408,9 @@ def check_memory_orders(state: KernelState) -> None:
             if other.array == atomic.array or exclusive(atomic.path, other.path):
                 continue
             around = bool(set(atomic.loops) & set(other.loops))
-            acquired = (j > i or around) and atomic.order in ACQUIRES
-            if acquired or ((j < i or around) and atomic.order in RELEASES):
+            acquired = (j > i or around) and atomic.order in ACQUIRES and atomic.read
+            released = (j < i or around) and atomic.order in RELEASES and other.kind == "stores"
+            if acquired or released:
                 shown = {"Acquire": "ACQUIRE", "Release": "RELEASE", "AcqRel": "ACQ_REL (an atomic's default)"}
                 where = "after its acquire" if acquired else "before its release"
                 raise state.error(atomic.node, (

@@ -30,7 +30,8 @@ class Access:
     """An array access as translated: the array, "loads" or "stores", the loops around it, the
     path of branches on constants it is on, whether it goes through pointers (gathers, scatters,
     atomics, raw memory) or through a partition of tiles, where the source makes it, and an
-    atomic's memory order (cutile's name: "Relaxed", "Acquire", "Release", "AcqRel")."""
+    atomic's memory order (cutile's name: "Relaxed", "Acquire", "Release", "AcqRel") and whether
+    the kernel reads the values it returns (an atomic made as a statement does not)."""
 
     array: str
     kind: str
@@ -39,6 +40,7 @@ class Access:
     pointer: bool
     node: ast.AST
     order: str | None = None
+    read: bool = True
 
 
 @dataclass
@@ -213,6 +215,10 @@ class KernelState:
         tile access it amounts to)."""
         i = max(i for i, a in enumerate(self.accesses) if a.node is node)
         self.accesses[i] = replace(self.accesses[i], pointer=pointer)
+
+    def discarded(self, node: ast.AST) -> None:
+        """The value of the access the source makes at `node` goes unread (a statement of its own)."""
+        self.accesses[:] = [replace(a, read=False) if a.node is node else a for a in self.accesses]
 
     def site(self, array: ir.ArrayParam, kind: str, shape: tuple[ir.Dim, ...], index: list[Value]) -> None:
         """Notes where an access of `kind` ("loads" or "stores") touches `array`: its tile shape and

@@ -225,6 +225,7 @@ class Walker:
             self.assign(node.target, value, out)
         elif isinstance(node, ast.Expr):
             val = self.expr(node.value, out)
+            self.state.discarded(node.value)
             if val.kind in ("tile", "scalar") and val.expr is not None and not isinstance(val.expr, ir.Var):
                 out.append(ir.Eval(val.expr, node.lineno))  # a variable alone does nothing
         elif isinstance(node, ast.For):
