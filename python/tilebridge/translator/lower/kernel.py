@@ -398,9 +398,10 @@ def check_memory_orders(state: KernelState) -> None:
     order joins every access after an acquire and every one before a release to it), and
     tilebridge orders an atomic by its own array's token only, so a block that publishes data
     behind a flag, or reads it once a flag says it is there, could see it out of that order.
-    What no block can tell apart stays: an acquire whose old values go unread (the kernel cannot
-    know what it acquired), a release after loads only (a reduction's `ct.atomic_add`), and
-    `memory_order=ct.MemoryOrder.RELAXED`."""
+    Translated: an acquire whose old values go unread (the kernel cannot know what it acquired),
+    `memory_order=ct.MemoryOrder.RELAXED`, and a release after loads only (a reduction's
+    `ct.atomic_add`; not caught: other blocks that overwrite what a block loaded once they see its
+    release, whose loads the order would keep before it)."""
     for i, atomic in enumerate(state.accesses):
         if atomic.order not in ACQUIRES + RELEASES:
             continue
