@@ -869,3 +869,22 @@ def k(x, y, N: ct.Constant[int], D: ct.Constant[int]):
 """)
     with pytest.raises(tb.TranslationError, match=r"paths\.py:11:12: 'acc' has no one value at the return"):
         tb.translate(tmp_path / "paths.py", runtime_path=RUNTIME_CRATE)
+
+
+def test_a_compile_time_value_chosen_per_launch(tmp_path):
+    """`rm = ct.RoundingMode.APPROX if approx else None` with `approx` a ct.Constant[bool] (as
+    cutile-transformers' silu_and_mul writes it): the statement in each branch of an `if` on
+    `approx`, the rest of the kernel down each path, so each launch's rounding mode is its own."""
+    (tmp_path / "chosen.py").write_text("""import cuda.tile as ct
+
+
+@ct.kernel
+def silu(x, y, approx: ct.Constant[bool], T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,)).astype(ct.float32)
+    rounding_mode = ct.RoundingMode.APPROX if approx else None
+    s = ct.truediv(1.0, ct.add(1.0, ct.exp(-t)), flush_to_zero=True, rounding_mode=rounding_mode)
+    ct.store(y, index=(ct.bid(0),), tile=(t * s).astype(y.dtype))
+""")
+    body = " ".join(tb.translate(tmp_path / "chosen.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"].split())
+    approx, default = body[body.index("if approx {"):].split("} else {", 1)
+    assert "rounding::Approx" in approx and "rounding::Approx" not in default and "y.store(" in default, body

@@ -47,8 +47,10 @@ EXPRESSIONS = {
                               "`==`/`!=` of dtypes and tuples, `in`/`not in` over a tuple"),
     "Constant": ("translated", "bool, int and float literals, typed as cuTile Python types them; strings where "
                                "an operation takes one (`order=\"F\"`, print formats)"),
-    "IfExp": ("translated", "`a if c else b`: folded where `c` is known; on a runtime condition, a select of "
-                            "scalars, or of tiles an `if` whose branches each evaluate their side"),
+    "IfExp": ("translated", "`a if c else b` (`lower.conditionals`): folded where `c` is known; on a runtime "
+                            "condition, a select of scalars, or of tiles an `if` whose branches each evaluate their "
+                            "side; compile-time objects (`ct.RoundingMode.APPROX if approx else None`) chosen per "
+                            "launch: the statement in each branch of an `if`"),
     "JoinedStr": ("translated", "f-strings in `print`/`ct.printf` (a format spec inside one is refused)"),
     "Lambda": ("translated", "a closure, as a nested `def` with one `return`"),
     "Name": ("translated", "parameters, locals, module constants and functions, closures' free names"),

@@ -19,7 +19,7 @@ from ...errors import TranslationError
 from .. import ir
 from ..rust_syntax import runtime_literal, rust_name
 from .. import closures, context_managers
-from . import branches, early_returns, loops
+from . import branches, conditionals, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, bound_per_trip, carried_names, loop_assigned, show_type, with_article
 from .ops import MOVES, OPS, array_slices, lists, memory, public_names, raw_memory, tiles
@@ -181,9 +181,9 @@ class Walker:
             for n in ast.walk(ret) if ret is not None else ():
                 if isinstance(n, ast.Name) and self.lookup(n.id) is None and n.id in reassigned:
                     # bound on the paths of an `if` that took the rest of the body (`branches.lower_paths`)
-                    raise self.error(n, f"'{n.id}' has no one value at the return: an if before it binds names "
-                                        "to values of different types on its two paths, which a helper's result "
-                                        "cannot follow yet")
+                    raise self.error(n, f"'{n.id}' has no one value at the return: an if before it, on values "
+                                        "known per launch, binds names to values that differ by path (types, or "
+                                        "compile-time values), and a helper's result cannot follow its paths yet")
             result = self.expr(ret, out, hint) if ret is not None else Value("const", py=None)
         finally:
             self.frame = caller
@@ -208,6 +208,7 @@ class Walker:
 
     def stmt(self, node: ast.stmt, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
         """Translates one statement; True where it also took `rest`, the statements after it."""
+        node = conditionals.static_choice(self, node)
         if isinstance(node, ast.If):
             return branches.lower_if(self, node, out, rest)
         if isinstance(node, ast.Assign):
@@ -458,7 +459,7 @@ class Walker:
             if isinstance(node, ast.BoolOp):
                 return self.boolop(node, out, hint)
             if isinstance(node, ast.IfExp):
-                return self.ifexp(node, out, hint)
+                return conditionals.ifexp(self, node, out, hint)
         raise self.error(node, f"{type(node).__name__} expressions are not supported yet")
 
     def observed(self, node: ast.expr, val: Value) -> Value:
@@ -556,58 +557,6 @@ class Walker:
         for v in vals[1:]:
             result = self.sem.and_(result, v, op)
         return result
-
-    def ifexp(self, node: ast.IfExp, out: list[ir.Stmt], hint: str) -> Value:
-        cond = self.expr(node.test, out, hint)
-        if cond.kind == "const":
-            return self.expr(node.body if cond.py else node.orelse, out, hint)
-        mark = self.checkpoint(out)
-        self.state.guarded += 1
-        a, b = self.expr(node.body, out, hint), self.expr(node.orelse, out, hint)
-        self.state.guarded -= 1
-        if cond.kind == "dtype_test" and "dtype" in (a.kind, b.kind):
-            return self.sem.derived_dtype(node, cond, a, b)
-        cond = self.sem.as_condition(cond)
-        if "dtype" in (a.kind, b.kind):
-            return self.sem.chosen_dtype(node, cond, a, b)
-        if "tile" in (a.kind, b.kind):
-            self.rollback(mark, out)  # each side is evaluated again, in its branch only
-            return self.tile_choice(node, cond, out, hint)
-        if cond.kind != "scalar":
-            raise self.error(node, "a conditional expression must choose between scalars or tiles here")
-        dtype = a.dtype if a.kind == "scalar" else b.dtype if b.kind == "scalar" else None
-        if dtype is None:
-            # Two numbers of one kind under a runtime condition (`1 if found else 0`): a runtime value
-            # of the type cuTile Python gives such a number.
-            kinds = {type(a.py), type(b.py)}
-            if len(kinds) != 1 or not kinds <= {bool, int, float} or (
-                    kinds == {int} and not all(-2 ** 31 <= v.py < 2 ** 31 for v in (a, b))):
-                raise self.error(node, "a conditional expression of two constants under a runtime condition "
-                                       "takes two bools, two i32 integers or two floats")
-            (dtype, then), (_, other) = runtime_literal(a.py), runtime_literal(b.py)
-            return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, then, other))
-        typed = self.sem.scalar_binop(node, "+", a, b)  # checks and types both sides alike
-        return Value("scalar", ir.ScalarType(dtype), ir.If(cond.expr, typed.expr.lhs, typed.expr.rhs))
-
-    def tile_choice(self, node: ast.IfExp, cond: Value, out: list[ir.Stmt], hint: str) -> Value:
-        """`a if c else b` choosing a tile on a runtime condition: an `if` whose branches each
-        evaluate their side and assign one variable, as cuTile Python lowers it (a memory access
-        on one side happens only where it is chosen)."""
-        if cond.kind == "tile" and cond.shape == () and self.state.union.find(cond.dtype) == "bool":
-            cond = self.sem.scalar_of(cond, out, "cond")
-        if cond.kind != "scalar" or cond.dtype != "bool":
-            raise self.error(node.test, "a conditional expression's condition must be a bool, a scalar comparison "
-                                        "or a constant")
-        name = self.state.fresh(rust_name(hint)) + "@"  # a name of the pass's own (no Python name ends in @)
-        sides = [[ast.fix_missing_locations(ast.copy_location(
-            ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=side), side))] for side in (node.body,
-                                                                                                   node.orelse)]
-        arms, scopes = branches.lower_branches(self, cond, sides)
-        unmerged = branches.merge_branches(self, node, scopes, arms, out)
-        if name in unmerged:
-            raise self.error(node, unmerged[name].replace(f"'{name}'", "its value"))
-        out.append(ir.IfElse(cond.expr, arms[0], arms[1], node.lineno))
-        return self.frame.scopes[-1].pop(name).val
 
     def subscript(self, node: ast.Subscript, out: list[ir.Stmt], hint: str) -> Value:
         base = self.expr(node.value, out, hint)
