@@ -888,3 +888,25 @@ def silu(x, y, approx: ct.Constant[bool], T: ct.Constant[int]):
     body = " ".join(tb.translate(tmp_path / "chosen.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"].split())
     approx, default = body[body.index("if approx {"):].split("} else {", 1)
     assert "rounding::Approx" in approx and "rounding::Approx" not in default and "y.store(" in default, body
+
+
+def test_functions_called_through_names_and_items(tmp_path):
+    """A function called through a local name (`f = ct.exp`) or an item of a module's tuple
+    (`FNS[1]`) is that function (a subscript call was an internal AttributeError); a call of
+    what is not a function is refused at it."""
+    (tmp_path / "called.py").write_text("""import cuda.tile as ct
+
+FNS = (ct.exp, ct.log)
+
+
+@ct.kernel
+def k(x, y):
+    t = ct.load(x, index=(ct.bid(0),), shape=(16,))
+    f = ct.exp
+    ct.store(y, index=(ct.bid(0),), tile=FNS[1](f(t)))
+""")
+    body = tb.translate(tmp_path / "called.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    assert "log(exp(t)" in " ".join(body.split()), body
+    (tmp_path / "not_called.py").write_text((tmp_path / "called.py").read_text().replace("FNS[1](f(t))", "t(t)"))
+    with pytest.raises(tb.TranslationError, match=r"not_called\.py:10:\d+: this call is not supported"):
+        tb.translate(tmp_path / "not_called.py", runtime_path=RUNTIME_CRATE)

@@ -660,15 +660,17 @@ class Walker:
                 target = getattr(recv.py, func.attr)
             except AttributeError:
                 raise self.error(func, "unknown function") from None
-        elif isinstance(func, (ast.Name, ast.Lambda)):
-            local = self.expr(func, out, hint) if isinstance(func, ast.Lambda) or self.lookup(func.id) else None
-            if local is not None and isinstance(local.py, closures.Closure):
+        elif isinstance(func, ast.Name) and self.lookup(func.id) is None:
+            target = self.eval_static(func)
+        else:
+            # A closure, or a function a name or an item holds (`f = ct.exp`, `FNS[0]`): called as itself.
+            local = self.expr(func, out, hint)
+            if isinstance(local.py, closures.Closure):
                 with self.operands(None):
                     return self.call_closure(node, local.py, out, hint)
-            # A name bound to a function here (`f = ct.exp`) calls it as the function itself.
-            target = (self.eval_static(func) if local is None else local.py if local.kind == "static" else None)
-        else:
-            raise self.error(node, "this call is not supported")
+            if local.kind != "static":
+                raise self.error(node, "this call is not supported")
+            target = local.py
         module = getattr(target, "__module__", "") or ""
         name = getattr(target, "__name__", None)
         if module.startswith("cuda.tile") and name:
