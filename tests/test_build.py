@@ -1739,6 +1739,31 @@ def chosen(x, y, n: int, T: ct.Constant[int]):
         for kir in lower_checked(src, None, False, ()):
             assert kir.compiled_at and kir.safety.safe, (src.name, kir.safety.reasons)
 
+    # Lexical scope: a function nested in a closure binds its own `w`, which the closure binds too.
+    (tmp_path / "shadowed.py").write_text("""import cuda.tile as ct
+
+
+@ct.kernel
+def k(x, y):
+    t = ct.load(x, index=(ct.bid(0),), shape=(16,))
+
+    def outer(v):
+        w = v * 3.0
+
+        def inner(w):
+            return w * 2.0 + v
+
+        return inner(v + 1.0) + w
+
+    ct.store(y, index=(ct.bid(0),), tile=outer(t))
+""")
+    shadowed = re.sub(r"\(\s+", "(", " ".join(tb.translate(tmp_path / "shadowed.py", runtime_path=tbuild.RUNTIME_CRATE)
+                                              .files["src/tile_kernels.rs"].split()))
+    # inner(t + 1.0) is (t + 1.0) * 2.0 + t: an fma of its own w and the closure's v (t); plus outer's
+    # w, t * 3.0 (the two fused)
+    assert re.search(r"(\w+): Tile<E0, \{ \[16\] \}> = fma\(t \+ \w+, \w+, t, .*"
+                     r"y\.store\(fma\(t, _outer_w\w*, \1,", shadowed), shadowed
+
     refused = {
         "passed_on": ("    f = lambda v: v\n    ct.store(x, index=(0,), tile=twice(f, t))\n",
                       "a nested function called outside the function that defines it"),

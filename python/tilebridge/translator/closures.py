@@ -43,22 +43,36 @@ def rename_apart(fdef: ast.FunctionDef) -> ast.FunctionDef:
     fdef = copy.deepcopy(fdef)
     taken = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)} | {
         a.arg for a in ast.walk(fdef) if isinstance(a, ast.arg)}
-    # Outermost first: a function nested in a nested one is renamed again, apart from both.
+    # Each function renames its own names in its body, where no function nested in it binds them
+    # again (lexical scope); those nested ones then rename theirs.
     for node in [n for n in ast.walk(fdef) if isinstance(n, NESTED) and n is not fdef]:
-        own = {a.arg for a in _params(node.args)}
-        if isinstance(node, ast.FunctionDef):
-            own |= {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name)
-                    and isinstance(n.ctx, ast.Store)}
-        prefix = node.name if isinstance(node, ast.FunctionDef) else "lambda"
-        renamed = {name: fresh_name(f"_{prefix}_{name}", taken) for name in sorted(own)}
+        prefix = node.name.lstrip("_") if isinstance(node, ast.FunctionDef) else "lambda"
+        renamed = {name: fresh_name(f"_{prefix}_{name}", taken) for name in sorted(own_names(node))}
         # What a call's keywords name (`f(t, by=2)`), beside the parameters' new names.
         node.args.written = [a.arg for a in node.args.args]
         for a in _params(node.args):
             a.arg = renamed[a.arg]
-        rename = _Rename(renamed)
-        for part in (node.body if isinstance(node, ast.FunctionDef) else [node.body]):
-            rename.visit(part)
+        _Rename(renamed).body(node)
     return fdef
+
+
+def own_names(node: ast.FunctionDef | ast.Lambda) -> set[str]:
+    """The names a function binds in its own scope: its parameters, what its body assigns and the
+    functions it defines (not what functions nested in it bind)."""
+    own = {a.arg for a in _params(node.args)}
+    todo = list(node.body) if isinstance(node, ast.FunctionDef) else []
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            own.add(n.id)
+        if isinstance(n, ast.FunctionDef):
+            own.add(n.name)
+            todo += [*n.args.defaults, *(d for d in n.args.kw_defaults if d is not None), *n.decorator_list]
+        elif isinstance(n, ast.Lambda):
+            todo += [*n.args.defaults, *(d for d in n.args.kw_defaults if d is not None)]
+        else:
+            todo += list(ast.iter_child_nodes(n))
+    return own
 
 
 def fresh_name(name: str, taken: set[str]) -> str:
@@ -81,12 +95,29 @@ def _params(args: ast.arguments) -> list[ast.arg]:
 
 
 class _Rename(ast.NodeTransformer):
-    """Renames names inside a function's body (its own nested functions' defaults included:
-    those are read where the nested function is defined, in this body)."""
+    """Renames names inside a function's body; inside a function nested in it, only the names
+    that one does not bind itself (its defaults and decorators are read in this body)."""
 
     def __init__(self, names: dict[str, str]):
         self.names = names
 
+    def body(self, node: ast.FunctionDef | ast.Lambda) -> None:
+        for part in (node.body if isinstance(node, ast.FunctionDef) else [node.body]):
+            self.visit(part)
+
     def visit_Name(self, node: ast.Name) -> ast.Name:
         node.id = self.names.get(node.id, node.id)
         return node
+
+    def _nested(self, node: ast.FunctionDef | ast.Lambda) -> ast.AST:
+        if isinstance(node, ast.FunctionDef):  # its name is bound in this body
+            node.name = self.names.get(node.name, node.name)
+        for d in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None),
+                  *getattr(node, "decorator_list", [])]:
+            self.visit(d)
+        own = own_names(node)
+        _Rename({k: v for k, v in self.names.items() if k not in own}).body(node)
+        return node
+
+    visit_FunctionDef = _nested
+    visit_Lambda = _nested
