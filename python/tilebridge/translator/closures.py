@@ -52,7 +52,7 @@ def rename_apart(fdef: ast.FunctionDef) -> ast.FunctionDef:
         node.args.written = [a.arg for a in node.args.args]
         for a in _params(node.args):
             a.arg = renamed[a.arg]
-        _Rename(renamed).body(node)
+        Renamer(renamed).body(node)
     return fdef
 
 
@@ -94,7 +94,7 @@ def _params(args: ast.arguments) -> list[ast.arg]:
             *([args.kwarg] if args.kwarg else [])]
 
 
-class _Rename(ast.NodeTransformer):
+class Renamer(ast.NodeTransformer):
     """Renames names inside a function's body; inside a function nested in it, only the names
     that one does not bind itself (its defaults and decorators are read in this body)."""
 
@@ -116,7 +116,7 @@ class _Rename(ast.NodeTransformer):
                   *getattr(node, "decorator_list", [])]:
             self.visit(d)
         own = own_names(node)
-        _Rename({k: v for k, v in self.names.items() if k not in own}).body(node)
+        Renamer({k: v for k, v in self.names.items() if k not in own}).body(node)
         return node
 
     visit_FunctionDef = _nested

@@ -24,7 +24,7 @@ import textwrap
 from typing import Any, Callable
 
 from ..errors import TranslationError
-from .closures import fresh_name
+from .closures import Renamer, fresh_name, own_names
 
 ErrorAt = Callable[[ast.AST, str], TranslationError]
 
@@ -126,13 +126,13 @@ class _Expander:
                                    "a block or an expression)")
         params = [p.arg for p in a.args]
         args = self.arguments(call, fdef, params)
-        local = _local_names(fdef)
+        local = own_names(fdef)
         hidden = sorted(({n.id for n in ast.walk(fdef) if isinstance(n, ast.Name)} - local) & self.local)
         if hidden:
             raise self.error(call, f"`{fdef.name}` reads the module's `{hidden[0]}`, which the kernel binds "
                                    "itself: rename one of them")
         renamed = {name: fresh_name(f"_{fdef.name}_{name}", self.taken) for name in sorted(local)}
-        _Rename(renamed).visit(fdef)  # in place: `body` holds the same statements
+        Renamer(renamed).body(fdef)  # in place: `body` holds the same statements
         enter = [ast.fix_missing_locations(ast.copy_location(
             ast.Assign(targets=[ast.Name(id=renamed[p], ctx=ast.Store())], value=args[p]), call)) for p in params]
         enter += self.statements(body[:at[0]])
@@ -158,15 +158,6 @@ class _Expander:
                 # Read where the helper is defined: the module's names, which the kernel must not hide.
                 args[p] = ast.copy_location(defaults[p], call)
         return args
-
-
-class _Rename(ast.NodeTransformer):
-    def __init__(self, names: dict[str, str]):
-        self.names = names
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        node.id = self.names.get(node.id, node.id)
-        return node
 
 
 def _check_stays(body: list[ast.stmt], error: ErrorAt) -> None:
