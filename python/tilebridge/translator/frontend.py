@@ -156,6 +156,13 @@ def closure_values(func: Any) -> dict[str, Any]:
     return values
 
 
+def written_out(fdef: ast.FunctionDef, globals_: dict[str, Any],
+                error: context_managers.ErrorAt) -> ast.FunctionDef:
+    """A kernel's or helper's AST as the rest of the pipeline reads it: its `with` blocks written
+    out (`context_managers`), the names of the functions nested in it renamed apart (`closures`)."""
+    return closures.rename_apart(context_managers.expand(fdef, globals_, error))
+
+
 def load(kernel: Any) -> KernelSource:
     """Reads one kernel object's function source and AST, with file line numbers."""
     if not _is_kernel(kernel):
@@ -175,8 +182,8 @@ def load(kernel: Any) -> KernelSource:
         source_lines = Path(filename).read_text().splitlines()
     except OSError:
         source_lines = []
-    fdef = closures.rename_apart(context_managers.expand(
-        fdef, func.__globals__, lambda node, message: TranslationError.at(Path(filename).name, node, message)))
+    fdef = written_out(fdef, func.__globals__,
+                       lambda node, message: TranslationError.at(Path(filename).name, node, message))
     return KernelSource(
         name=func.__name__,
         func=fdef,

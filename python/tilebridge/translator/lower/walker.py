@@ -16,9 +16,9 @@ from typing import Any
 
 from ... import dtypes
 from ...errors import TranslationError
-from .. import ir
+from .. import closures, ir
+from ..frontend import written_out
 from ..rust_syntax import runtime_literal, rust_name
-from .. import closures, context_managers
 from . import branches, conditionals, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, bound_per_trip, carried_names, loop_assigned, show_type, with_article
@@ -75,8 +75,7 @@ class Walker:
             raise self.error(node, "recursive helper functions cannot be inlined")
         tree = ast.parse(textwrap.dedent("".join(lines)))
         ast.increment_lineno(tree, first - 1)
-        fdef = closures.rename_apart(context_managers.expand(
-            next(n for n in tree.body if isinstance(n, ast.FunctionDef)), func.__globals__, self.error))
+        fdef = written_out(next(n for n in tree.body if isinstance(n, ast.FunctionDef)), func.__globals__, self.error)
         if not same_file:
             # A helper from another file: its statements are reported at the call, the line of
             # the kernel's file that brings them in.
