@@ -17,6 +17,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 import cuda.tile as ct  # noqa: E402
 
+from tilebridge.translator import cutile_frontend  # noqa: E402
 from tilebridge.translator.lower import constructs  # noqa: E402
 from tilebridge.translator.lower.ops import public_names  # noqa: E402
 
@@ -31,14 +32,6 @@ def used_in(name: str, texts: dict[str, str]) -> str:
     pattern = re.compile(rf"\bct\.{re.escape(name)}\b")
     users = [f"`{Path(rel).name}`" for rel, text in texts.items() if pattern.search(text)]
     return ", ".join(users[:4]) + (f" and {len(users) - 4} more" if len(users) > 4 else "") if users else "-"
-
-
-def cutile_constructs() -> tuple[list[str], list[str]]:
-    """The statements and expressions cuTile Python's front end has a handler for."""
-    from cuda.tile._passes import ast2hir
-
-    return (sorted(t.__name__ for t in ast2hir._stmt_handlers),  # noqa: SLF001 - the front end's own table
-            sorted(t.__name__ for t in ast2hir._expr_handlers))  # noqa: SLF001
 
 
 def kernel_nodes(text: str, test_file: bool) -> set[str]:
@@ -69,7 +62,7 @@ def kernel_nodes(text: str, test_file: bool) -> set[str]:
 def construct_rows(texts: dict[str, str]) -> list[str]:
     nodes = {rel: kernel_nodes(text, Path(rel).name.startswith("test_")) for rel, text in texts.items()}
     rows = []
-    for kind, names in zip(("statement", "expression"), cutile_constructs()):
+    for kind, names in zip(("statement", "expression"), cutile_frontend.python_constructs()):
         for name in names:
             status, detail = constructs.status(name)
             users = [f"`{Path(rel).name}`" for rel, found in nodes.items() if name in found]

@@ -202,12 +202,12 @@ def test_every_construct_cutile_python_takes_is_accounted_for():
     `translator.lower.constructs`, which says what tilebridge does with it (docs/language.md's
     second table), and nothing else is: a construct a new cuda-tile takes fails here."""
     pytest.importorskip("cuda.tile")
-    from cuda.tile._passes import ast2hir
-
+    from tilebridge.translator import cutile_frontend
     from tilebridge.translator.lower import constructs
 
-    assert {t.__name__ for t in ast2hir._stmt_handlers} == set(constructs.STATEMENTS)
-    assert {t.__name__ for t in ast2hir._expr_handlers} == set(constructs.EXPRESSIONS)
+    statements, expressions = cutile_frontend.python_constructs()
+    assert set(statements) == set(constructs.STATEMENTS)
+    assert set(expressions) == set(constructs.EXPRESSIONS)
 
 
 def test_every_public_name_of_cuda_tile_is_accounted_for():

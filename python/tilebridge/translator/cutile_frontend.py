@@ -113,6 +113,16 @@ def promote(a: str, b: str) -> str | None:
         return None
 
 
+def python_constructs() -> tuple[list[str], list[str]]:
+    """The Python statements and expressions cuTile Python's front end takes (the `ast` class names
+    its `ast2hir` pass has a handler for), sorted; `lower.constructs` says what tilebridge does
+    with each."""
+    from cuda.tile._passes import ast2hir
+
+    check_version()
+    return (sorted(t.__name__ for t in ast2hir._stmt_handlers), sorted(t.__name__ for t in ast2hir._expr_handlers))
+
+
 def verdict(kernel: Any, sig: Any) -> dict[Site, set[ValueType]] | Rejection:
     """cuTile Python on `kernel` at `sig`: the types it gives (`typed_values`) where its whole front
     end accepts the kernel, else its `Rejection`. Raises where it fails other than by rejecting."""
