@@ -1781,3 +1781,51 @@ def k(x, y):
             f"    t = ct.load(x, index=(0,), shape=(4,))\n{block}")
         with pytest.raises(tb.TranslationError, match=rf"{name}\.py:\d+:\d+: .*{re.escape(message)}"):
             tb.translate(tmp_path / f"{name}.py", runtime_path=tbuild.RUNTIME_CRATE)
+
+
+def test_a_helpers_result_follows_its_paths(monkeypatch, tmp_path):
+    """A helper whose `if` on ct.Constant values leaves its result a (1, D) tile on one path and a
+    (D,) tile on the other (cutile-transformers' apply_splitk_reduce, its condition on a name bound
+    to the tile's shape), or chooses a rounding mode per launch (silu_and_mul): cuTile Python
+    compiles one path per launch; the statement that calls the helper, and the rest of its block,
+    go down each path (`branches.FollowPaths`), through a helper calling it too. Typed as cuTile
+    Python types it, through cubins."""
+    from tilebridge.translator import frontend, lower_checked
+
+    (tmp_path / "paths.py").write_text('''import cuda.tile as ct
+
+
+def reduced(t, approx):
+    N, D = t.shape
+    if N >= 16:
+        r = ct.sum(t, axis=0, keepdims=True)
+    else:
+        r = ct.sum(t, axis=0)
+    rm = ct.RoundingMode.APPROX if approx else None
+    return ct.truediv(r, 3.0, rounding_mode=rm)
+
+
+def doubled(t, approx):
+    return reduced(t, approx) * 2.0
+
+
+@ct.kernel
+def k(x, y, N: ct.Constant[int], D: ct.Constant[int], approx: ct.Constant[bool]):
+    t = ct.astype(ct.load(x, index=(0, ct.bid(0)), shape=(N, D)), ct.float32)
+    for i in range(2):
+        acc = doubled(t, approx)
+        ct.store(y, index=(2 * ct.bid(0) + i,), tile=ct.reshape(acc, (D,)))
+''')
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    body = " ".join(tb.translate(tmp_path / "paths.py", runtime_path=tbuild.RUNTIME_CRATE)
+                    .files["src/tile_kernels.rs"].split())
+    # The loop's body goes down the four paths, each with its one division and its rounding.
+    loop = body[body.index("for i in"):]
+    assert loop.index("if N >= 16i32 {") < loop.index("if approx {"), loop
+    assert loop.count("rounding::Approx") == 2 and loop.count("/ broadcast_scalar(3.0f32") == 2, loop
+    assert loop.count(".reshape(const_shape![1, D]);") == 2 and loop.count("let acc: Tile<f32, { [1, D] }>") == 2 and \
+        loop.count("let acc: Tile<f32, { [D] }>") == 2, loop
+    tb.build(tmp_path / "paths.py", quiet=True, cubins=True)
+    for src in frontend.load_all(tmp_path / "paths.py"):
+        for kir in lower_checked(src, None, False, ()):
+            assert kir.compiled_at, src.name

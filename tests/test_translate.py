@@ -846,15 +846,16 @@ def test_conversions_of_literals_fold(tmp_path):
 
 
 def test_a_helpers_result_after_an_if_of_two_types_says_why(tmp_path):
-    """A helper whose `if` on ct.Constant values binds a name to tiles of two shapes, read after it:
-    the rest of the helper goes down each path (`branches.lower_paths`), and its `return` cannot
-    follow them; the error says so at the return (it said "unknown name")."""
+    """A helper whose `if` on a runtime value binds a name to tiles of two shapes, read after it
+    (cuTile Python rejects a runtime `if` whose branches type a name differently): the error says
+    so at the helper's return. On ct.Constant values it translates (`test_build`'s
+    `test_a_helpers_result_follows_its_paths`)."""
     (tmp_path / "paths.py").write_text("""import cuda.tile as ct
 
 
-def reduced(t):
+def reduced(t, n):
     N, D = t.shape
-    if N >= 16:
+    if n >= 16:
         r = ct.sum(t, axis=0, keepdims=True)
     else:
         r = ct.sum(t, axis=0)
@@ -863,9 +864,9 @@ def reduced(t):
 
 
 @ct.kernel
-def k(x, y, N: ct.Constant[int], D: ct.Constant[int]):
+def k(x, y, n: int, N: ct.Constant[int], D: ct.Constant[int]):
     t = ct.load(x, index=(0, 0), shape=(N, D))
-    ct.store(y, index=(0,), tile=ct.reshape(reduced(t), (D,)))
+    ct.store(y, index=(0,), tile=ct.reshape(reduced(t, n), (D,)))
 """)
     with pytest.raises(tb.TranslationError, match=r"paths\.py:11:12: 'acc' has no one value at the return"):
         tb.translate(tmp_path / "paths.py", runtime_path=RUNTIME_CRATE)

@@ -2,7 +2,8 @@
 Rust `if` whose branches' bindings are merged where Python would see them after it; where they
 cannot be merged, the rest of the block is lowered once per branch (`lower_paths`), and where a
 branch on ct.Constant values cannot be lowered at all, the launcher refuses the values that
-take it."""
+take it. A helper whose result differs by such a path sends its caller's rest down the paths
+(`FollowPaths`)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,48 @@ from .bindings import ArrayUse, Binding, BranchScope, Value
 from .facts import may_return, names_read, negation, path_after, show_type, shown_name
 
 if TYPE_CHECKING:
-    from .state import KernelState
+    from .state import Frame, KernelState
     from .walker import Walker
+
+
+class FollowPaths(Exception):  # noqa: N818 - not an error: the kernel is lowered again (`lower.kernel.lower`)
+    """Raised at a helper's `return` whose value differs by the paths of an `if` on ct.Constant
+    values (its types, or a compile-time object, differ by branch: `lower_paths` took the rest
+    of the helper down each). The statement `at` of the caller's block that calls it is to be
+    lowered down each path instead, the condition known there, so that each path inlines the
+    helper with one branch and one result (`split_before`)."""
+
+    def __init__(self, node: ast.If, cond: Value, caller: Frame, error: TranslationError):
+        super().__init__(str(error))
+        self.node, self.cond, self.caller, self.error = node, cond, caller, error
+        self.at: tuple | None = None  # `statement_key` of the caller's statement, once its block sees it
+
+
+def statement_key(w: Walker, node: ast.stmt) -> tuple:
+    """A statement of the function being walked, the same each time the kernel is lowered."""
+    return (type(node).__name__, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
+            tuple(w.frame.helpers))
+
+
+def diverged(w: Walker, node: ast.If, cond: Value) -> None:
+    """Notes an `if` whose branches leave names that differ by path, in a helper: where its
+    condition is on ct.Constant values (through the names it reads), a result read after it may
+    follow its paths into the caller (`FollowPaths`)."""
+    on_constants = w.state.condition_on_constants(cond.expr) if w.frame.helpers else None
+    if on_constants is not None:
+        w.frame.diverged.append((node, replace(cond, expr=on_constants)))
+
+
+def split_before(w: Walker, node: ast.stmt, stmts: list[ast.stmt], out: list[ir.Stmt]) -> bool:
+    """Where a call in statement `node` returns a value that differs by path (`FollowPaths`),
+    lowers `stmts`, the statement and the rest of its block, once per path of the helper's
+    condition (True), unless the condition is known here."""
+    for helper_if, cond in w.state.splits.get(statement_key(w, node), ()):
+        if cond.expr not in w.state.facts:
+            at_call = ast.copy_location(ast.If(test=helper_if.test, body=[], orelse=[]), helper_if)
+            return lower_paths(w, at_call, cond, out, stmts)
+    return False
+
 
 def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
     """Translates an `if`; True where `rest`, the statements after it in its block, went into
@@ -29,8 +70,11 @@ def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) 
         cond = w.sem.scalar_of(cond, out, "cond")
     if cond.kind == "scalar" and cond.dtype in ("i32", "i64"):  # `if FLAG:` on an int, as Python reads it
         cond = Value("scalar", ir.ScalarType("bool"), ir.Binary("!=", cond.expr, ir.Lit(f"0{cond.dtype}")))
-    if cond.kind == "scalar" and cond.expr in w.state.facts:  # decided by an enclosing branch
-        cond = Value("const", py=w.state.facts[cond.expr])
+    if cond.kind == "scalar" and w.state.facts:  # decided by an enclosing branch?
+        # (`n = N * 2; if n > 16:` is decided where `N * 2 > 16` is)
+        known = cond.expr if cond.expr in w.state.facts else w.state.condition_on_constants(cond.expr, False)
+        if known in w.state.facts:
+            cond = Value("const", py=w.state.facts[known])
     if cond.kind == "const":  # decided at translation time: only the taken branch exists
         w.block(path_after(node.body if cond.py else node.orelse, rest), out)
         return True
@@ -56,6 +100,8 @@ def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) 
         unmerged = None  # perhaps a branch these constants never take: see `_paths`
     if unmerged is not None and not unmerged.keys() & names_read(rest):
         w.state.branch_conflicts.update(unmerged)
+        if unmerged:
+            diverged(w, node, cond)
         for name, why in unmerged.items():
             if w.lookup(name) is not None:
                 # Its value before the `if` is not its value after it on every path: reading it
@@ -82,6 +128,7 @@ def lower_paths(w: Walker, node: ast.If, cond: Value, out: list[ir.Stmt], rest: 
     `if` is translated once in each branch, typed by that branch's bindings. Where a branch on
     ct.Constant values cannot be translated at all, only the other is, and the launcher
     refuses the values that take it, saying why (cuTile Python compiles it only for them)."""
+    diverged(w, node, cond)
     mark = w.checkpoint(out)
     try:
         branches, _ = lower_branches(w, cond, [path_after(node.body, rest), path_after(node.orelse, rest)], paths=True,

@@ -19,7 +19,9 @@ STATEMENTS = {
     "FunctionDef": ("translated", "a nested `def`: a closure, inlined where called (`translator.closures`); "
                                   "refused where decorated or called outside the function that defines it"),
     "If": ("translated", "folded where the condition is known at translation; a Rust `if` on a runtime "
-                         "condition; a test of dtypes or of `ct.Constant` values decided per launch"),
+                         "condition; a test of dtypes or of `ct.Constant` values decided per launch, the "
+                         "rest of the block down each path where the branches type a name differently "
+                         "(into a helper's caller where its result differs by path)"),
     "Pass": ("translated", "nothing"),
     "Raise": ("translated", "`raise ct.static_exception(E)` only: the launches that reach it raise E (as in "
                             "cuTile Python, any other `raise` is refused)"),

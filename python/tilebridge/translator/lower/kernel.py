@@ -18,6 +18,7 @@ from ..frontend import KernelSource
 from ..rust_syntax import rust_name
 from . import early_returns
 from .bindings import ArrayUse, Binding, Value
+from .branches import FollowPaths
 from .dtype_classes import DTypeResolver, resolve_stmt, resolve_type
 from .facts import (assignments, bound_per_trip, carried_names, loop_assigned, names_read, negation,
                     single_valued)
@@ -34,13 +35,23 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
           survey: Survey | None = None) -> tuple[ir.KernelIR, KernelState]:
     """The kernel's IR and the state its lowering ended in; without `survey`, the first pass
     (which counts, and decides nothing on the counts)."""
-    state = KernelState(src, dtypes, lift_gathers, uses=survey and survey.uses,
-                        int_arrays=survey and set(survey.int_arrays), computed=survey and set(survey.computed))
-    state.promote = survey.promote if survey else True
-    state.streamable = survey.streams if survey else frozenset()
-    state.blocks_read = survey.block_axes if survey else None
-    walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
-    return lower_body(walker), state
+    splits: dict[tuple, list] = {}
+    while True:
+        state = KernelState(src, dtypes, lift_gathers, uses=survey and survey.uses,
+                            int_arrays=survey and set(survey.int_arrays), computed=survey and set(survey.computed))
+        state.promote = survey.promote if survey else True
+        state.streamable = survey.streams if survey else frozenset()
+        state.blocks_read = survey.block_axes if survey else None
+        state.splits = splits
+        walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
+        try:
+            return lower_body(walker), state
+        except FollowPaths as e:
+            # A helper's result differs by the paths of an `if` on ct.Constant values: lowered
+            # again, the statement that calls it goes down those paths (`branches.split_before`).
+            if e.at is None or any(cond.expr == e.cond.expr for _, cond in splits.get(e.at, ())):
+                raise e.error from None
+            splits.setdefault(e.at, []).append((e.node, e.cond))
 
 def lower_body(w: Walker) -> ir.KernelIR:
     fn = w.state.src.func

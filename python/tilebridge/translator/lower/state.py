@@ -55,6 +55,9 @@ class Frame:
     loop_assigned: set[str] = field(default_factory=set)  # names its loops assign: no facts survive there
     bound_per_trip: set[str] = field(default_factory=set)  # names only loops bind, afresh each trip (`facts`)
     outer: "Frame | None" = None  # a closure's: the frame it is called in, whose names it reads
+    # A helper's `if`s on ct.Constant values whose branches leave names differing by path, and
+    # their conditions (`branches.FollowPaths`).
+    diverged: list = field(default_factory=list)
 
 
 # What lowering an `if` may change, kept by `checkpoint` for `rollback` to lower it again: values
@@ -155,6 +158,9 @@ class KernelState:
         self.facts: dict[ir.Expr, bool | int] = {}
         self.path: tuple[ir.Expr, ...] = ()  # the conditions on ct.Constant values of the branches we are in
         self.branch_conflicts: dict[str, str] = {}  # names an `if` could not carry past it, and why
+        # Statements lowered once per path of a helper's condition (`branches.split_before`), as a
+        # first lowering found: `branches.statement_key` -> [(the helper's `if`, its condition)].
+        self.splits: dict[tuple, list[tuple[ast.If, Value]]] = {}
         self.temps: set[str] = set()
         self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
         self.raw_arrays: set[str] = set()  # arrays reached through `get_raw_memory()`
@@ -376,7 +382,7 @@ class KernelState:
                           f"the tile dimension {text} must be a positive power of two")
         return name
 
-    def on_constants_through_names(self, expr: ir.Expr, depth: int = 0) -> ir.Expr | None:
+    def on_constants_through_names(self, expr: ir.Expr, depth: int = 0, check_divisors: bool = True) -> ir.Expr | None:
         """`expr` as arithmetic on ct.Constant values and literals (+, -, *, // and % by a literal
         or a constant, which the launcher then checks positive), through the scalar names and 0-d
         tiles it is bound to; None where it is anything else. Python's `//` (Tile IR's `divi`
@@ -388,14 +394,14 @@ class KernelState:
             return self.shape_consts[expr.name][0]
         if isinstance(expr, ir.Var) and (expr.name in self.scalar_defs or expr.name in self.temp_defs):
             return self.on_constants_through_names(self.scalar_defs.get(expr.name, self.temp_defs.get(expr.name)),
-                                                   depth + 1)
+                                                   depth + 1, check_divisors)
         if isinstance(expr, ir.Call) and expr.func in ("convert_scalar", "tile_to_scalar", "scalar_to_tile"):
-            return self.on_constants_through_names(expr.args[0], depth + 1)
+            return self.on_constants_through_names(expr.args[0], depth + 1, check_divisors)
         if isinstance(expr, ir.Call) and expr.func == "divi" and expr.args[2] == ir.Lit("rounding::NegativeInf"):
             expr = ir.Binary("/", *expr.args[:2])
         if isinstance(expr, ir.Binary) and expr.op in ("+", "-", "*", "/", "%"):
-            lhs = self.on_constants_through_names(expr.lhs, depth + 1)
-            rhs = self.on_constants_through_names(expr.rhs, depth + 1)
+            lhs = self.on_constants_through_names(expr.lhs, depth + 1, check_divisors)
+            rhs = self.on_constants_through_names(expr.rhs, depth + 1, check_divisors)
             if lhs is None or rhs is None:
                 return None
             if expr.op in ("/", "%"):
@@ -403,11 +409,28 @@ class KernelState:
                 if not divisors and not (isinstance(rhs, ir.Lit) and rhs.text not in ("0i32", "-0i32")):
                     return None  # a divisor that could be zero
                 for p in divisors:
-                    p.positive = True  # the launcher checks it before it divides
+                    p.positive |= check_divisors  # the launcher checks it before it divides
             return ir.Binary(expr.op, lhs, rhs)
         if isinstance(expr, ir.Lit) and expr.text.endswith("i32") or isinstance(expr, ir.Var) and self.on_constants(expr):
             return expr
         return None
+
+    def condition_on_constants(self, expr: ir.Expr, check_divisors: bool = True) -> ir.Expr | None:
+        """A condition (comparisons, `&&`, `||`) of arithmetic on ct.Constant values, written on
+        them where it reads them through names (`on_constants_through_names`, which has the
+        launcher check divisors unless `check_divisors` is off, for a condition only compared):
+        what cuTile Python decides as it compiles. None where it reads anything else."""
+        if self.on_constants(expr):
+            return expr
+        if isinstance(expr, ir.Binary) and expr.op in ("&&", "||"):
+            sides = [self.condition_on_constants(e, check_divisors) for e in (expr.lhs, expr.rhs)]
+        elif isinstance(expr, ir.Binary) and expr.op in ("==", "!=") and expr.rhs in (ir.Lit("true"), ir.Lit("false")):
+            sides = [self.condition_on_constants(expr.lhs, check_divisors), expr.rhs]
+        elif isinstance(expr, ir.Binary) and expr.op in ("==", "!=", "<", "<=", ">", ">="):
+            sides = [self.on_constants_through_names(e, check_divisors=check_divisors) for e in (expr.lhs, expr.rhs)]
+        else:
+            return None
+        return None if None in sides else ir.Binary(expr.op, *sides)
 
     def on_constants(self, expr: ir.Expr) -> bool:
         """Whether `expr` is made of literals, ct.Constant parameters and tests of arrays' dtypes

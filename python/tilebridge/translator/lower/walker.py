@@ -178,12 +178,20 @@ class Walker:
             self.block(body[:-1], out)
             ret = body[-1].value
             for n in ast.walk(ret) if ret is not None else ():
-                if isinstance(n, ast.Name) and self.lookup(n.id) is None and n.id in reassigned:
+                b = self.lookup(n.id) if isinstance(n, ast.Name) else None
+                if isinstance(n, ast.Name) and (b is None and n.id in reassigned or b and b.val.kind == "conflict"):
                     # bound on the paths of an `if` that took the rest of the body (`branches.lower_paths`)
-                    raise self.error(n, f"'{n.id}' has no one value at the return: an if before it, on values "
-                                        "known per launch, binds names to values that differ by path (types, or "
-                                        "compile-time values), and a helper's result cannot follow its paths yet")
-            result = self.expr(ret, out, hint) if ret is not None else Value("const", py=None)
+                    error = self.error(n, f"'{n.id}' has no one value at the return: an if before it binds it to "
+                                          "values that differ by path (types, or compile-time values)")
+                    if not self.frame.diverged:
+                        raise error
+                    raise branches.FollowPaths(*self.frame.diverged[0], caller, error)
+            try:
+                result = self.expr(ret, out, hint) if ret is not None else Value("const", py=None)
+            except branches.FollowPaths as e:
+                if e.at is None and e.caller is self.frame:
+                    e.caller = caller  # a call in the return: the caller's statement goes down the paths
+                raise
         finally:
             self.frame = caller
             self.state.line = saved_line
@@ -202,8 +210,15 @@ class Walker:
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
                     node.value.value, str) and i == 0 and docstring_ok:
                 continue
-            if self.stmt(node, out, stmts[i + 1:]):
-                return  # the statements after it went into the branches of an `if`
+            if branches.split_before(self, node, stmts[i:], out):
+                return  # it and the statements after it went down the paths of a helper's `if`
+            try:
+                if self.stmt(node, out, stmts[i + 1:]):
+                    return  # the statements after it went into the branches of an `if`
+            except branches.FollowPaths as e:
+                if e.at is None and e.caller is self.frame:
+                    e.at = branches.statement_key(self, node)
+                raise
 
     def stmt(self, node: ast.stmt, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
         """Translates one statement; True where it also took `rest`, the statements after it."""
