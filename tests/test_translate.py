@@ -744,8 +744,8 @@ def test_a_kernel_a_factory_makes_reads_what_it_closes_over(tmp_path):
 @pytest.mark.parametrize("body, refused", [
     # published: the data stored, then a flag released (cuTile Python orders the store before it)
     ("ct.store(data, index=(ct.bid(0),), tile=t)\n    ct.atomic_xchg(flag, (0,), 1, memory_order=ct.MemoryOrder.RELEASE)",
-     "memory order RELEASE orders the kernel's accesses of other arrays ('data' here) in cuTile Python, before its "
-     "release"),
+     "memory order RELEASE orders the kernel's accesses of other arrays ('data' here, through tiles) in cuTile "
+     "Python, before its release"),
     # the default order, ACQ_REL, releases too
     ("ct.store(data, index=(ct.bid(0),), tile=t)\n    ct.atomic_add(flag, (0,), 1)", "ACQ_REL (an atomic's default)"),
     # acquired (its old value read), then another array accessed (the other way round is fine: below)
@@ -764,18 +764,26 @@ def test_a_kernel_a_factory_makes_reads_what_it_closes_over(tmp_path):
      None),
     ("ct.store(data, index=(ct.bid(0),), tile=t)\n    ct.atomic_add(flag, (0,), 1, memory_order=ct.MemoryOrder.RELAXED)",
      None),
+    # through pointers: every pointer access in one token order (a split-k's "last block sums up")
+    ("ct.scatter(data, ct.arange(16, dtype=ct.int32), t)\n    ct.atomic_xchg(flag, (0,), 1, "
+     "memory_order=ct.MemoryOrder.RELEASE)", "order_token"),
+    ("old = ct.atomic_add(flag, (0,), 1)\n    if old == 3:\n"
+     "        ct.scatter(data, ct.arange(16, dtype=ct.int32), ct.gather(data, ct.arange(16, dtype=ct.int32)) + t)",
+     "order_token"),
 ])
-def test_atomics_that_order_other_arrays_are_refused(tmp_path, body, refused):
+def test_atomics_that_order_other_arrays(tmp_path, body, refused):
     """cuTile Python orders every access after an acquiring atomic, and a releasing one after every
-    access before it (its token order joins them); tilebridge orders an atomic by its own array's
-    token only, so where an acquire whose old value is read has another array's access after it,
-    or a release a store into another array before it, the kernel is refused rather than
+    access before it (its token order joins them). Where an acquire whose old value is read has
+    another array's access after it, or a release a store into another array before it: through
+    pointers, every pointer access of the kernel goes in one token order (`order_token`); through
+    tiles, whose partitions' tokens an atomic cannot join, the kernel is refused rather than
     translated out of that order."""
     (tmp_path / "ordered.py").write_text(
         "import cuda.tile as ct\n\n\n@ct.kernel\ndef ordered(data, flag):\n"
         "    t = ct.full((16,), 1.0, dtype=ct.float32)\n    " + body + "\n")
-    if refused is None:
-        tb.translate(tmp_path / "ordered.py", runtime_path=RUNTIME_CRATE)
+    if refused in (None, "order_token"):
+        body = tb.translate(tmp_path / "ordered.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
+        assert ("order_token" in body) == (refused is not None), body
         return
     with pytest.raises(tb.TranslationError, match=r"ordered\.py:\d+:\d+: .*" + re.escape(refused)):
         tb.translate(tmp_path / "ordered.py", runtime_path=RUNTIME_CRATE)

@@ -36,13 +36,14 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
     """The kernel's IR and the state its lowering ended in; without `survey`, the first pass
     (which counts, and decides nothing on the counts)."""
     splits: dict[tuple, list] = {}
+    total_order = False
     while True:
         state = KernelState(src, dtypes, lift_gathers, uses=survey and survey.uses,
                             int_arrays=survey and set(survey.int_arrays), computed=survey and set(survey.computed))
         state.promote = survey.promote if survey else True
         state.streamable = survey.streams if survey else frozenset()
         state.blocks_read = survey.block_axes if survey else None
-        state.splits = splits
+        state.splits, state.total_order = splits, total_order
         walker = Walker(state, Frame(scopes=[{}], globals=src.globals))
         try:
             return lower_body(walker), state
@@ -52,6 +53,9 @@ def lower(src: KernelSource, dtypes: dict[str, typing.Sequence[str]] | None, lif
             if e.at is None or any(cond.expr == e.cond.expr for _, cond in splits.get(e.at, ())):
                 raise e.error from None
             splits.setdefault(e.at, []).append((e.node, e.cond))
+        except TotalOrder:
+            total_order = True
+
 
 def lower_body(w: Walker) -> ir.KernelIR:
     fn = w.state.src.func
@@ -402,17 +406,24 @@ def check_token_orders(state: KernelState) -> None:
 ACQUIRES, RELEASES = ("Acquire", "AcqRel"), ("Release", "AcqRel")
 
 
+class TotalOrder(Exception):  # noqa: N818 - not an error: the kernel is lowered again (`lower`)
+    """Raised where an atomic acquires or releases across arrays that the kernel accesses through
+    pointers only: lowered again, every pointer access goes in one token order."""
+
+
 def check_memory_orders(state: KernelState) -> None:
-    """Refuses an atomic that acquires, and whose old values the kernel reads, where it accesses
-    another array after it, or that releases where it stores into another array before it (in a
-    loop around both, either way): cuTile Python orders those accesses by the atomic (its token
-    order joins every access after an acquire and every one before a release to it), and
-    tilebridge orders an atomic by its own array's token only, so a block that publishes data
-    behind a flag, or reads it once a flag says it is there, could see it out of that order.
-    Translated: an acquire whose old values go unread (the kernel cannot know what it acquired),
-    `memory_order=ct.MemoryOrder.RELAXED`, and a release after loads only (a reduction's
-    `ct.atomic_add`; not caught: other blocks that overwrite what a block loaded once they see its
-    release, whose loads the order would keep before it)."""
+    """An atomic that acquires, and whose old values the kernel reads, where it accesses another
+    array after it, or that releases where it stores into another array before it (in a loop
+    around both, either way): cuTile Python orders those accesses by the atomic (its token order
+    joins every access after an acquire and every one before a release to it). Through pointers
+    (gathers, scatters, atomics, raw memory), the kernel is lowered again with all of them in one
+    token order (`TotalOrder`, `ops.memory.pointer_token`): a block that publishes data behind a
+    flag, or reads it once a flag says it is there, sees it in that order (a split-k's "last
+    block sums up" counter). Through a partition of tiles (`ct.load`, `ct.store`), whose token is
+    the partition's own, refused. Needing no order: an acquire whose old values go unread (the
+    kernel cannot know what it acquired), `memory_order=ct.MemoryOrder.RELAXED`, and a release
+    after loads only (a reduction's `ct.atomic_add`; not caught: other blocks that overwrite what
+    a block loaded once they see its release, whose loads the order would keep before it)."""
     for i, atomic in enumerate(state.accesses):
         if atomic.order not in ACQUIRES + RELEASES:
             continue
@@ -422,14 +433,19 @@ def check_memory_orders(state: KernelState) -> None:
             around = bool(set(atomic.loops) & set(other.loops))
             acquired = (j > i or around) and atomic.order in ACQUIRES and atomic.read
             released = (j < i or around) and atomic.order in RELEASES and other.kind == "stores"
-            if acquired or released:
+            if not (acquired or released):
+                continue
+            if other.pointer and not state.total_order:
+                raise TotalOrder()
+            if not other.pointer:
                 shown = {"Acquire": "ACQUIRE", "Release": "RELEASE", "AcqRel": "ACQ_REL (an atomic's default)"}
                 where = "after its acquire" if acquired else "before its release"
                 raise state.error(atomic.node, (
                     f"an atomic with memory order {shown[atomic.order]} orders the kernel's accesses of other arrays "
-                    f"('{other.array}' here) in cuTile Python, {where}; tilebridge orders an atomic by its own "
-                    "array's token only, so that order would be lost: not supported yet (memory_order="
-                    "ct.MemoryOrder.RELAXED translates, where the kernel needs no such order)"))
+                    f"('{other.array}' here, through tiles) in cuTile Python, {where}; cutile orders an access through "
+                    "tiles by its partition's token, which an atomic cannot join, so that order would be lost: not "
+                    "supported yet (through gathers and scatters it is; memory_order=ct.MemoryOrder.RELAXED "
+                    "translates, where the kernel needs no such order)"))
 
 
 def exclusive(path: tuple[ir.Expr, ...], other: tuple[ir.Expr, ...]) -> bool:

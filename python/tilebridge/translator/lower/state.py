@@ -161,6 +161,8 @@ class KernelState:
         # Statements lowered once per path of a helper's condition (`branches.split_before`), as a
         # first lowering found: `branches.statement_key` -> [(the helper's `if`, its condition)].
         self.splits: dict[tuple, list[tuple[ast.If, Value]]] = {}
+        # Every pointer access of every array in one token order (`kernel.check_memory_orders`).
+        self.total_order = False
         self.temps: set[str] = set()
         self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
         self.raw_arrays: set[str] = set()  # arrays reached through `get_raw_memory()`
@@ -261,6 +263,12 @@ class KernelState:
         """Whether the kernel both reads and writes `array` (an in-place update)."""
         use = self.uses[array.name]
         return bool(use.loads and use.stores)
+
+    def in_token_order(self, array: ir.ArrayParam) -> bool:
+        """Whether the kernel orders its gathers from `array` by a token, as its scatters: where
+        it also writes the array, and every array in a kernel whose atomics acquire or release
+        across arrays (`total_order`)."""
+        return self.total_order or self.read_and_written(array)
 
     def off_reads(self, array: ir.ArrayParam) -> str:
         """What an `unsafe` write of `array` adds to its obligation where the kernel also gathers

@@ -387,10 +387,11 @@ def pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = Fals
     see (moe_align's per-expert counts, read, incremented and written back in a loop), and
     scatters in a loop go unordered, which tileiras pipelines differently from cuTile Python's
     chain (moe_align's stage 3 took twice the instructions per iteration, 1.25x the time). None
-    for the gathers of an array only read."""
-    if not (scatter or state.read_and_written(array)):
+    for the gathers of an array only read. Where the kernel's atomics acquire or release across
+    arrays, one token orders every pointer access of every array (`kernel.check_memory_orders`)."""
+    if not (scatter or state.in_token_order(array)):
         return None
-    name = f"{rust_name(array.name)}_token"
+    name = "order_token" if state.total_order else f"{rust_name(array.name)}_token"
     if name not in state.pointer_tokens:
         state.pointer_tokens.add(name)
         state.partition_lets.append(ir.Let(name, ir.ScalarType("Token"), ir.Call("new_token_unordered"),

@@ -93,7 +93,7 @@ def ct_gather(w: Walker, node: ast.Call, out, hint) -> Value:
     pad = w.expr(args["padding_value"], out) if "padding_value" in args else Value("const", py=0)
     if not (pad.kind == "const" and isinstance(pad.py, (int, float))) and pad.kind != "scalar":
         raise w.error(node, "padding_value must be a number or a scalar")
-    if w.state.lift_gathers and pad.kind == "const" and "mask" not in args and not w.state.read_and_written(array) and (
+    if w.state.lift_gathers and pad.kind == "const" and "mask" not in args and not w.state.in_token_order(array) and (
             lifted := _lifted_gather(w, node, args, array, pad, out, hint)):
         w.state.made_through(node, pointer=False)
         return lifted
@@ -156,7 +156,7 @@ def _unchecked_safely(state: KernelState, array: ir.ArrayParam, args: dict, chec
     may still go through a safe access masked inside (what it reads or writes there is what
     cuTile Python does wherever its own access is defined): of an array the kernel does not
     both read and write, without a mask of the caller's, with a latency hint that is a number."""
-    return (not (check.kind == "const" and check.py) and not state.read_and_written(array) and "mask" not in args
+    return (not (check.kind == "const" and check.py) and not state.in_token_order(array) and "mask" not in args
             and not isinstance(latency, str) and len(items) <= 4)
 
 
@@ -288,7 +288,7 @@ def ct_scatter(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["array", "indices", "value", "mask", "check_bounds", "latency"], 3)
     array = array_arg(w, args["array"], out)
     w.state.count(array, "stores", node, pointer=True)
-    if "mask" not in args and "latency" not in args and w.state.lift_gathers:
+    if "mask" not in args and "latency" not in args and w.state.lift_gathers and not w.state.total_order:
         # A whole row as the tile store it amounts to (checked where cutile can prove it): safe, but
         # 6 to 11% slower than the masked pointer store on the H200 for silu_and_mul, swiglu and gelu
         # (docs/measurements/2026-12-05-safety.md), so only with --lift-gathers.
