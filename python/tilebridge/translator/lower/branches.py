@@ -107,7 +107,10 @@ def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) 
                 # Its value before the `if` is not its value after it on every path: reading it
                 # (a helper's `return`, after its last `if`) is refused, never the old value.
                 w.frame.scopes[-1][name] = Binding(Value("conflict", py=why), None, w.depth)
-        out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+        if branches[0] or not branches[1]:
+            out.append(ir.IfElse(cond.expr, branches[0], branches[1], node.lineno))
+        else:  # `if c: pass / else: ...` as `if c == false { ... }`
+            out.append(ir.IfElse(negation(cond.expr), branches[1], [], node.lineno))
         return False
     w.rollback(mark, out)
     return lower_paths(w, node, cond, out, rest)

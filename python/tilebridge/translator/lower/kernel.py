@@ -420,15 +420,21 @@ def check_memory_orders(state: KernelState) -> None:
     token order (`TotalOrder`, `ops.memory.pointer_token`): a block that publishes data behind a
     flag, or reads it once a flag says it is there, sees it in that order (a split-k's "last
     block sums up" counter). Through a partition of tiles (`ct.load`, `ct.store`), whose token is
-    the partition's own, refused. Needing no order: an acquire whose old values go unread (the
-    kernel cannot know what it acquired), `memory_order=ct.MemoryOrder.RELAXED`, and a release
+    the partition's own, refused. Needing no order: the accesses of an array the kernel does not
+    both read and write, an acquire whose old values go unread (the kernel cannot know what it acquired),
+    `memory_order=ct.MemoryOrder.RELAXED`, and a release
     after loads only (a reduction's `ct.atomic_add`; not caught: other blocks that overwrite what
     a block loaded once they see its release, whose loads the order would keep before it)."""
+    # Blocks see each other's accesses only of an array the kernel both reads and writes: the
+    # order of the others' is seen by no block (an array only read is written by none, one only
+    # written is read by none until the kernel ends).
+    shared = {a.array for a in state.accesses if a.kind == "stores"} & {
+        a.array for a in state.accesses if a.kind == "loads" or a.order is not None}
     for i, atomic in enumerate(state.accesses):
         if atomic.order not in ACQUIRES + RELEASES:
             continue
         for j, other in enumerate(state.accesses):
-            if other.array == atomic.array or exclusive(atomic.path, other.path):
+            if other.array == atomic.array or other.array not in shared or exclusive(atomic.path, other.path):
                 continue
             around = bool(set(atomic.loops) & set(other.loops))
             acquired = (j > i or around) and atomic.order in ACQUIRES and atomic.read
