@@ -16,17 +16,15 @@ helper; and, as tilebridge does not follow them, a block left by `return`, `brea
 from __future__ import annotations
 
 import ast
-import builtins
 import contextlib
 import copy
 import inspect
 import textwrap
-from typing import Any, Callable
+from typing import Any
 
-from ..errors import TranslationError
+from . import calls
+from .calls import ErrorAt
 from .closures import Renamer, fresh_name, own_names
-
-ErrorAt = Callable[[ast.AST, str], TranslationError]
 
 
 def generator_of(obj: Any) -> Any:
@@ -89,10 +87,7 @@ class _Expander:
     def helper(self, call: ast.expr) -> Any:
         if not isinstance(call, ast.Call):
             raise self.error(call, "`with` takes a call of a @contextlib.contextmanager helper")
-        try:
-            obj = _static(call.func, self.globals)
-        except LookupError:
-            raise self.error(call, "`with` over a name this module does not define") from None
+        obj = calls.static_value(call.func, self.globals, self.error)
         gen = generator_of(obj)
         if gen is None:
             raise self.error(call, "`with` takes a helper made by @contextlib.contextmanager (as cuTile Python "
@@ -141,23 +136,12 @@ class _Expander:
         return enter, value if value is not None else ast.copy_location(ast.Constant(value=None), call), leave
 
     def arguments(self, call: ast.Call, fdef: ast.FunctionDef, params: list[str]) -> dict[str, ast.expr]:
-        if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
-            raise self.error(call, "`*` and `**` arguments of a context manager are not supported yet")
-        if len(call.args) > len(params):
-            raise self.error(call, f"`{fdef.name}` takes {len(params)} arguments, got {len(call.args)}")
-        args = dict(zip(params, call.args))
-        for kw in call.keywords:
-            if kw.arg not in params or kw.arg in args:
-                raise self.error(call, f"`{fdef.name}` got an unexpected or repeated argument `{kw.arg}`")
-            args[kw.arg] = kw.value
+        """The call's argument expressions by parameter name, the helper's defaults where it
+        gives none: those are read where the helper is defined, the module's names, which the
+        kernel must not hide (`split` checks)."""
         defaults = dict(zip(params[len(params) - len(fdef.args.defaults):], fdef.args.defaults))
-        for p in params:
-            if p not in args:
-                if p not in defaults:
-                    raise self.error(call, f"`{fdef.name}` is missing its argument `{p}`")
-                # Read where the helper is defined: the module's names, which the kernel must not hide.
-                args[p] = ast.copy_location(defaults[p], call)
-        return args
+        args = calls.bind_arguments(call, params, len(params) - len(defaults), self.error)
+        return {p: args[p] if p in args else ast.copy_location(defaults[p], call) for p in params}
 
 
 def _check_stays(body: list[ast.stmt], error: ErrorAt) -> None:
@@ -181,19 +165,3 @@ def _local_names(fdef: ast.FunctionDef) -> set[str]:
     """The names a function binds: its parameters and what it assigns."""
     return {a.arg for a in ast.walk(fdef.args) if isinstance(a, ast.arg)} | {
         n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
-def _static(node: ast.expr, globals_: dict[str, Any]) -> Any:
-    if isinstance(node, ast.Name):
-        if node.id in globals_:
-            return globals_[node.id]
-        if hasattr(builtins, node.id):
-            return getattr(builtins, node.id)
-        raise LookupError(node.id)
-    if isinstance(node, ast.Attribute):
-        base = _static(node.value, globals_)
-        try:
-            return getattr(base, node.attr)
-        except AttributeError:
-            raise LookupError(node.attr) from None
-    raise LookupError(ast.unparse(node))

@@ -5,7 +5,6 @@ statements to `branches`; what the walker learns about the kernel goes into its 
 from __future__ import annotations
 
 import ast
-import builtins
 import inspect
 import textwrap
 import types
@@ -16,7 +15,7 @@ from typing import Any
 
 from ... import dtypes
 from ...errors import TranslationError
-from .. import closures, ir
+from .. import calls, closures, ir
 from ..frontend import written_out
 from ..rust_syntax import runtime_literal, rust_name
 from . import branches, conditionals, early_returns, loops
@@ -39,25 +38,7 @@ class Walker:
 
     def eval_static(self, node: ast.expr) -> Any:
         """Evaluates a name/attribute/subscript chain against the kernel's globals."""
-        if isinstance(node, ast.Name):
-            if node.id in self.frame.globals:
-                return self.frame.globals[node.id]
-            if hasattr(builtins, node.id):
-                return getattr(builtins, node.id)
-            raise self.error(node, "unknown name")
-        if isinstance(node, ast.Attribute):
-            base = self.eval_static(node.value)
-            try:
-                return getattr(base, node.attr)
-            except AttributeError:
-                raise self.error(node, "unknown attribute") from None
-        if isinstance(node, ast.Subscript):
-            base = self.eval_static(node.value)
-            index = self.eval_static(node.slice)
-            return base[index]
-        if isinstance(node, ast.Constant):
-            return node.value
-        raise self.error(node, "expected a name")
+        return calls.static_value(node, self.frame.globals, self.error)
 
     @property
     def depth(self) -> int:
@@ -736,19 +717,7 @@ class Walker:
 
     def call_args(self, node: ast.Call, names: list[str], required: int) -> dict[str, ast.expr]:
         """Binds a call's arguments to parameter names, as Python would."""
-        bound: dict[str, ast.expr] = {}
-        if len(node.args) > len(names):
-            raise self.error(node, "too many arguments")
-        for n, a in zip(names, node.args):
-            bound[n] = a
-        for kw in node.keywords:
-            if kw.arg not in names:
-                raise self.error(node, f"unsupported keyword argument '{kw.arg}'")
-            bound[kw.arg] = kw.value
-        for n in names[:required]:
-            if n not in bound:
-                raise self.error(node, f"missing argument '{n}'")
-        return bound
+        return calls.bind_arguments(node, names, required, self.error)
 
     def tile_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str, numbers: bool = False) -> Value:
         """A tile operand; a runtime scalar there is a 0-d tile of its dtype, as cuTile Python takes
