@@ -1833,3 +1833,60 @@ def k(x, y, N: ct.Constant[int], D: ct.Constant[int], approx: ct.Constant[bool])
     for src in frontend.load_all(tmp_path / "paths.py"):
         for kir in lower_checked(src, None, False, ()):
             assert kir.compiled_at, src.name
+
+
+def test_batched_and_vector_matrix_products(monkeypatch, tmp_path):
+    """`ct.mma` and `ct.matmul`/`@` as cuTile Python types them beyond two dimensions: a batch of
+    products (3-D tiles, the batch broadcast where one operand has none) through Tile IR's `mmaf`,
+    or `mmai` for 8-bit integers; a 1-D operand taken as a row on the left or a column on the
+    right, squeezed out of the result. Through cubins at the specializations cuTile Python typed."""
+    from tilebridge.translator import frontend, lower_checked
+
+    (tmp_path / "products.py").write_text('''import cuda.tile as ct
+
+
+B, M, N, K = 2, 16, 32, 16
+
+
+@ct.kernel
+def batched(a, b, c):
+    x = ct.load(a, index=(ct.bid(0), 0, 0), shape=(B, M, K))
+    y = ct.load(b, index=(0, 0), shape=(K, N))
+    acc = ct.mma(x, ct.reshape(y, (1, K, N)), ct.zeros((B, M, N), dtype=ct.float32))
+    ct.store(c, index=(ct.bid(0), 0, 0), tile=(acc + x @ y).astype(c.dtype))
+
+
+@ct.kernel
+def vector_products(a, v, r):
+    x = ct.load(a, index=(0, 0), shape=(M, K))
+    u = ct.load(v, index=(0,), shape=(K,))
+    ct.store(r, index=(0,), tile=ct.matmul(x, u) + u @ ct.transpose(x))
+''')
+    (tmp_path / "int8.py").write_text('''import cuda.tile as ct
+
+
+@ct.kernel
+def int8_batched(a, b, c):
+    x = ct.load(a, index=(0, 0, 0), shape=(2, 16, 32))
+    y = ct.load(b, index=(0, 0, 0), shape=(2, 32, 16))
+    ct.store(c, index=(0, 0, 0), tile=ct.mma(x, y, ct.zeros((2, 16, 16), dtype=ct.int32)))
+''')
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    body = " ".join(tb.translate(tmp_path / "products.py", runtime_path=tbuild.RUNTIME_CRATE)
+                    .files["src/tile_kernels.rs"].split())
+    assert body.count("= mmaf(") == 2 and "Tile<f32, { [2, 16, 32] }> = mmaf(x," in body, body
+    assert "Tile<DT, { [16, 1] }> = mma(" in body and "Tile<DT, { [1, 16] }> = mma(" in body, body
+    ints = tb.translate(tmp_path / "int8.py", runtime_path=tbuild.RUNTIME_CRATE, dtypes={"a": ["i8"], "b": ["i8"]})
+    assert "mmai(x, y, c_tile, signedness::Signed, signedness::Signed)" in " ".join(
+        ints.files["src/tile_kernels.rs"].split())
+    tb.build(tmp_path / "products.py", quiet=True, cubins=True)
+    tb.build(tmp_path / "int8.py", quiet=True, cubins=True, dtypes={"a": ["i8"], "b": ["i8"]})
+    for path, stated in (("products.py", None), ("int8.py", {"a": ["i8"], "b": ["i8"]})):
+        for src in frontend.load_all(tmp_path / path):
+            for kir in lower_checked(src, stated, False, ()):
+                assert kir.compiled_at and kir.safety.safe, (src.name, kir.safety.reasons)
+    (tmp_path / "mixed.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\ndef k(a, c):\n    x = ct.load(a, index=(0, 0, 0), shape=(2, 16, 16))\n"
+        "    ct.store(c, index=(0, 0, 0), tile=x @ x)\n")
+    with pytest.raises(tb.TranslationError, match=r"mixed\.py:7:\d+: a batched \(3-D\) matrix product of tiles"):
+        tb.translate(tmp_path / "mixed.py", runtime_path=tbuild.RUNTIME_CRATE, dtypes={"a": ["f16", "i8"]})

@@ -16,6 +16,7 @@ from .bindings import Binding, Value, translation_time
 from .dtype_tests import DTypeTests
 from .facts import fold, show_type, with_article
 from .integers import Integers
+from .products import Products
 from .promotions import Promotions
 from .state import KernelState
 
@@ -24,7 +25,7 @@ RUST_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.F
                   ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 
 
-class Semantics(Promotions, Integers, DTypeTests):
+class Semantics(Promotions, Integers, DTypeTests, Products):
     """The typing rules of one kernel's lowering (its dtype classes and facts live in `state`)."""
 
     def __init__(self, state: KernelState):
@@ -708,46 +709,3 @@ class Semantics(Promotions, Integers, DTypeTests):
             zero = ir.Lit("0.0f32") if val.dtype == "f32" else ir.Lit(f"0{val.dtype}")
             return Value("scalar", val.type, ir.Binary("-", zero, val.expr))
         raise self.error(node, f"cannot negate a {val.kind}")
-
-    def matmul_accumulator(self, dtype: str, node: ast.AST) -> str:
-        """The accumulator cuTile Python's matmul takes for operands of `dtype` (f16 for f16 and fp8,
-        f32 for bf16, f32 and tf32, f64, i32 for 8-bit integers: `dtypes.DType.mma_accumulator`). For
-        an array's dtype, a dtype the launcher binds per dispatched dtype (`derive`); where no one
-        choice between two accumulators tells them apart, the dtypes must be stated."""
-        root = self.state.union.find(dtype)
-        if not self.generic(root):
-            acc = dtypes.mma_accumulator(root)
-            if acc is None:
-                raise self.error(node, f"ct.matmul of {root} tiles: cuTile Python has no mma for them")
-            return acc
-        classes = self.classes_of(root)
-        members = [a for a in self.state.arrays if self.state.union.find(f"${a}") in classes]
-        allowed = self.possible_dtypes(root)
-        accs = {d: dtypes.mma_accumulator(d) for d in allowed}
-        kinds = set(accs.values())
-        if len(kinds) == 1 and None not in kinds:
-            return kinds.pop()
-        if len(kinds) == 2 and None not in kinds:
-            for acc in sorted(kinds):
-                these = [d for d, a in accs.items() if a == acc]
-                if len(these) == 1:
-                    return self.derive(root, these[0], acc, (kinds - {acc}).pop())
-        raise self.error(node, f"ct.matmul of tiles of {', '.join(members)}, which may be {', '.join(allowed)}: "
-                               "cuTile Python accumulates these differently; state the dtypes (tb.build(..., "
-                               "dtypes=...), --dtype)")
-
-    def matmul(self, node: ast.AST, a: Value, b: Value, out, hint) -> Value:
-        """`ct.matmul(a, b)` or `a @ b`, as cuTile Python lowers it: an mma into a zero accumulator
-        of `matmul_accumulator`'s dtype, cast back to the operands' common dtype."""
-        if len(a.shape) != 2 or len(b.shape) != 2:
-            raise self.error(node, "only 2-D ct.matmul is supported yet")
-        if a.shape[1] != b.shape[0]:
-            raise self.error(node, f"ct.matmul shapes do not match: {a.shape} x {b.shape}")
-        dtype = self.common_dtype(a.dtype, b.dtype, node, promote=True)
-        a, b = self.convert(a, dtype, out, hint), self.convert(b, dtype, out, hint)
-        acc_dtype = self.matmul_accumulator(dtype, node)
-        shape = (a.shape[0], b.shape[1])
-        zero = self.named(self.splat(Value("const", py=0), acc_dtype, shape, out, hint, node), out, f"{hint}_acc")
-        product = self.bind_temp(out, hint, zero.type, ir.Call("mma", (a.expr, b.expr, zero.expr)))
-        self.state.observe(node, "@mma", product.type)
-        return self.convert(product, dtype, out, hint)

@@ -161,12 +161,14 @@ class Walker:
             for n in ast.walk(ret) if ret is not None else ():
                 b = self.lookup(n.id) if isinstance(n, ast.Name) else None
                 if isinstance(n, ast.Name) and (b is None and n.id in reassigned or b and b.val.kind == "conflict"):
-                    # bound on the paths of an `if` that took the rest of the body (`branches.lower_paths`)
-                    error = self.error(n, f"'{n.id}' has no one value at the return: an if before it binds it to "
-                                          "values that differ by path (types, or compile-time values)")
-                    if not self.frame.diverged:
-                        raise error
-                    raise branches.FollowPaths(*self.frame.diverged[0], caller, error)
+                    # bound on the paths of an `if` that took the rest of the body (`branches.lower_paths`),
+                    # or by the branches of one to values of two types (a "conflict")
+                    error = self.error(n, f"{b.val.py}, so it has no one value here" if b else (
+                        f"'{n.id}' has no one value at the return: an if before it binds it to values that differ "
+                        "by path (types, or compile-time values)"))
+                    if self.frame.diverged:
+                        raise branches.FollowPaths(*self.frame.diverged[0], caller, error)
+                    raise error
             try:
                 result = self.expr(ret, out, hint) if ret is not None else Value("const", py=None)
             except branches.FollowPaths as e:

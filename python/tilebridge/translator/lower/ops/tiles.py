@@ -380,14 +380,7 @@ def _filled(w: Walker, node, shape_node, fill: Value, dtype_node, out, hint) -> 
 def ct_mma(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "y", "acc"], 3)
     a, b, acc = (w.tile_arg(args[k], out, hint) for k in ("x", "y", "acc"))
-    if len(a.shape) != 2 or len(b.shape) != 2 or len(acc.shape) != 2:
-        raise w.error(node, "only 2-D ct.mma is supported yet")
-    if a.shape[1] != b.shape[0] or acc.shape != (a.shape[0], b.shape[1]):
-        raise w.error(node, f"ct.mma shapes do not match: {a.shape} x {b.shape} -> {acc.shape}")
-    dtype = w.sem.common_dtype(a.dtype, b.dtype, node, pin=True)
-    a, b = (w.sem.convert(v, dtype, out, hint) for v in (a, b))  # the identity, but where an array's is pinned
-    w.state.observe(node, "@mma", acc.type)
-    return Value("tile", acc.type, ir.Call("mma", (a.expr, b.expr, acc.expr)))
+    return w.sem.mma(node, a, b, acc, out, hint)
 
 
 @ct_op("matmul")
