@@ -932,3 +932,26 @@ def k(x, y):
     (tmp_path / "not_called.py").write_text((tmp_path / "called.py").read_text().replace("FNS[1](f(t))", "t(t)"))
     with pytest.raises(tb.TranslationError, match=r"not_called\.py:10:\d+: this call is not supported"):
         tb.translate(tmp_path / "not_called.py", runtime_path=RUNTIME_CRATE)
+
+
+def test_a_flag_parameter_with_a_default(tmp_path):
+    """cutile-transformers' matmul: `swizzle=ct.Constant[bool]`, a default never read (`ct.launch`
+    passes every parameter, and so must a call of the launcher), the parameter unannotated and
+    used only as an `if` condition: a scalar, an int as cuTile Python takes it (a Python bool is one)."""
+    (tmp_path / "flagged.py").write_text("""import cuda.tile as ct
+
+
+@ct.kernel
+def k(x, y, T: ct.Constant[int], swizzle=ct.Constant[bool]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    if swizzle:
+        t = t * 2.0
+    ct.store(y, index=(ct.bid(0),), tile=t)
+""")
+    crate = tb.translate(tmp_path / "flagged.py", runtime_path=RUNTIME_CRATE)
+    body = " ".join(crate.files["src/tile_kernels.rs"].split())
+    assert "swizzle: i32" in body and "if swizzle != 0i32 {" in body, body
+    (tmp_path / "keyword.py").write_text("import cuda.tile as ct\n\n\n@ct.kernel\ndef k(x, *, T: ct.Constant[int]):\n"
+                                         "    ct.store(x, index=(0,), tile=ct.zeros((T,), dtype=ct.float32))\n")
+    with pytest.raises(tb.TranslationError, match=r"keyword\.py:5:1: kernel parameters must be plain positional"):
+        tb.translate(tmp_path / "keyword.py", runtime_path=RUNTIME_CRATE)

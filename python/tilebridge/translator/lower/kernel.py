@@ -134,8 +134,10 @@ def check_signature(state: KernelState, fn: ast.FunctionDef) -> None:
     for bad, what in ((a.vararg, "*args"), (a.kwarg, "**kwargs")):
         if bad is not None:
             raise state.error(bad, f"kernel parameters cannot use {what}")
-    if a.kwonlyargs or a.posonlyargs or a.defaults:
-        raise state.error(fn, "kernel parameters must be plain positional parameters without defaults")
+    if a.kwonlyargs or a.posonlyargs:
+        raise state.error(fn, "kernel parameters must be plain positional parameters")
+    # A default is never read: `ct.launch` passes every parameter (its `kernel_args`), and so
+    # must a call of the launcher.
 
 
 def annotations(src: KernelSource) -> dict[str, Any]:
@@ -176,15 +178,17 @@ def scalar_parameters(src: KernelSource) -> set[str]:
 
 
 def used_as_scalars(fn: ast.FunctionDef, unannotated: set[str]) -> set[str]:
-    """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons, ranges,
-    `ct.cdiv` and `ct.Slice`, never as an array: cuTile Python takes an int for them (here an i32)."""
+    """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons, conditions
+    (`if flag:`, `and`, `or`), ranges, `ct.cdiv` and `ct.Slice`, never as an array: cuTile Python
+    takes an int for them (here an i32; a Python bool is one)."""
     scalar, other = set(), set()
     parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Name) and node.id in unannotated and isinstance(node.ctx, ast.Load)):
             continue
         parent = parents.get(id(node))
-        in_arith = isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp))
+        in_arith = isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)) or (
+            isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is node)
         in_range = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
                     and parent.func.id in ("range", "min", "max"))
         in_call = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
