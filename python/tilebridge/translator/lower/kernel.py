@@ -411,24 +411,26 @@ ACQUIRES, RELEASES = ("Acquire", "AcqRel"), ("Release", "AcqRel")
 
 
 class TotalOrder(Exception):  # noqa: N818 - not an error: the kernel is lowered again (`lower`)
-    """Raised where an atomic acquires or releases across arrays that the kernel accesses through
-    pointers only: lowered again, every pointer access goes in one token order."""
+    """Raised where an atomic acquires or releases across arrays: lowered again, every access
+    of the kernel's that blocks see each other make goes in one token order."""
 
 
 def check_memory_orders(state: KernelState) -> None:
     """An atomic that acquires, and whose old values the kernel reads, where it accesses another
     array after it, or that releases where it stores into another array before it (in a loop
     around both, either way): cuTile Python orders those accesses by the atomic (its token order
-    joins every access after an acquire and every one before a release to it). Through pointers
-    (gathers, scatters, atomics, raw memory), the kernel is lowered again with all of them in one
-    token order (`TotalOrder`, `ops.memory.pointer_token`): a block that publishes data behind a
-    flag, or reads it once a flag says it is there, sees it in that order (a split-k's "last
-    block sums up" counter). Through a partition of tiles (`ct.load`, `ct.store`), whose token is
-    the partition's own, refused. Needing no order: the accesses of an array the kernel does not
-    both read and write, an acquire whose old values go unread (the kernel cannot know what it acquired),
-    `memory_order=ct.MemoryOrder.RELAXED`, and a release
-    after loads only (a reduction's `ct.atomic_add`; not caught: other blocks that overwrite what
-    a block loaded once they see its release, whose loads the order would keep before it)."""
+    joins every access after an acquire and every one before a release to it). The kernel is then
+    lowered again (`TotalOrder`) with all its pointer accesses (gathers, scatters, atomics, raw
+    memory) in one token order (`ops.memory.pointer_token`), and the tile accesses of an array
+    it reads and writes through views made where they are used, from that token
+    (`ops.memory._ordered_view`): a block that publishes data behind a flag, or reads it once a
+    flag says it is there, sees it in that order (a split-k's "last block sums up" counter, a
+    spin lock around a read-modify-write). An access that order could not reach is refused.
+    Needing no order: the accesses of an array the kernel does not both read and write, an
+    acquire whose old values go unread (the kernel cannot know what it acquired),
+    `memory_order=ct.MemoryOrder.RELAXED`, and a release after loads only (a reduction's
+    `ct.atomic_add`; not caught: other blocks that overwrite what a block loaded once they see
+    its release, whose loads the order would keep before it)."""
     # Blocks see each other's accesses only of an array the kernel both reads and writes: the
     # order of the others' is seen by no block (an array only read is written by none, one only
     # written is read by none until the kernel ends).
@@ -445,17 +447,16 @@ def check_memory_orders(state: KernelState) -> None:
             released = (j < i or around) and atomic.order in RELEASES and other.kind == "stores"
             if not (acquired or released):
                 continue
-            if other.pointer and not state.total_order:
+            if not state.total_order:
                 raise TotalOrder()
             if not other.pointer:
                 shown = {"Acquire": "ACQUIRE", "Release": "RELEASE", "AcqRel": "ACQ_REL (an atomic's default)"}
                 where = "after its acquire" if acquired else "before its release"
                 raise state.error(atomic.node, (
                     f"an atomic with memory order {shown[atomic.order]} orders the kernel's accesses of other arrays "
-                    f"('{other.array}' here, through tiles) in cuTile Python, {where}; cutile orders an access through "
-                    "tiles by its partition's token, which an atomic cannot join, so that order would be lost: not "
-                    "supported yet (through gathers and scatters it is; memory_order=ct.MemoryOrder.RELAXED "
-                    "translates, where the kernel needs no such order)"))
+                    f"('{other.array}' here, through tiles) in cuTile Python, {where}; this access is not made in "
+                    "the order of the kernel's atomics, so that order would be lost: not supported yet "
+                    "(memory_order=ct.MemoryOrder.RELAXED translates, where the kernel needs no such order)"))
 
 
 def exclusive(path: tuple[ir.Expr, ...], other: tuple[ir.Expr, ...]) -> bool:

@@ -175,6 +175,8 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
             raise w.error(node, "ct.load(..., order=...) of an array the kernel also writes is not "
                                    "supported yet")
         view = _mutable_view(w.state, array, shape, padding, "it is updated in place", out)
+        if w.state.total_order:
+            w.state.made_through(node, pointer=True)  # after the kernel's atomics (`_ordered_view`)
         # Bound to a typed name: cutile infers no type for a raw view load inside an expression.
         return w.sem.bind_temp(out, hint, tile_type, tile_load(w, view, idx, latency, tma, out, tile_type,
                                                                      mutable=True))
@@ -456,9 +458,16 @@ def _unchecked_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: lis
 
     store = raw_store(tma) if isinstance(tma, ir.Lit) else ir.If(
         tma, raw_store(ir.Lit("tma::Enabled")), raw_store(ir.Lit("tma::Disabled")))
-    return Value("tile", None, ir.Unsafe(store, reason=(
+    stored = ir.Unsafe(store, reason=(
         f"the kernel stores inside the grid of `{array.name}`'s partition, and blocks store disjoint tiles of "
-        "it, as cuTile Python requires")))
+        "it, as cuTile Python requires"))
+    if w.state.total_order and w.state.read_and_written(array):  # in the kernel's one order (`_ordered_view`)
+        w.state.made_through(node, pointer=True)
+        out.append(ir.Eval(stored, w.state.line))
+        out.append(ir.Assign(pointer_token(w.state, array, scatter=True).name, ir.Call(
+            "get_partition_token_mut", (ir.Ref(part),)), w.state.line))  # the view's token, after the store
+        return Value("const", py=None)
+    return Value("tile", None, stored)
 
 
 def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
@@ -471,6 +480,8 @@ def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
     tokens, as cuTile Python orders every access of an array by one token: ordered only by the
     data flowing from load to store, tileiras split the in-place scaled_silu's load in two
     guarded halves (1.055x cuTile Python's time on bf16)."""
+    if state.total_order and state.read_and_written(array) and out is not None:
+        return _ordered_view(state, array, shape, padding, out)
     views = state.mutable_views.setdefault((array.name, shape), {})
     if array.name in state.items:
         assert out is not None
@@ -502,6 +513,27 @@ def _mutable_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
                    state.line, mutable=True))
         if not at_site:
             views[padding] = view  # a view made at its access site is not reused elsewhere
+    state.mark_tile_dims(shape)
+    return ir.Var(view)
+
+
+def _ordered_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...], padding: str | None,
+                  out: list[ir.Stmt]) -> ir.Var:
+    """Where the kernel's atomics order its accesses across arrays (`KernelState.total_order`): a
+    view of an array it reads and writes made where it is used, from the token of the kernel's
+    one order (`pointer_token`), so that the access comes after the atomic that acquired before
+    it; a store through it moves that token on (`_unchecked_store`), so that a release after it
+    comes after the store."""
+    view = state.fresh(f"{rust_name(array.name)}_out")
+    token = pointer_token(state, array, scatter=True)
+    state.unsafe(f"updates '{array.name}' in place through an unchecked partition, in the order of the kernel's "
+                 "atomics", "each block loads and stores only its own tiles of it, inside its grid, while its "
+                 "atomics exclude the other blocks" + state.off_reads(array))
+    out.append(ir.Let(view, ir.PartitionType(f"${array.name}", shape, mutable=True), ir.Unsafe(
+        ir.Call("make_partition_view_mut", (ir.Var(rust_name(array.name)), ir.Shape(shape),
+                                            ir.Lit(padding or "padding::None"), token)),
+        reason=f"the kernel's atomics order the blocks' accesses of `{array.name}`, as cuTile Python requires"),
+        state.line, mutable=True))
     state.mark_tile_dims(shape)
     return ir.Var(view)
 
