@@ -175,11 +175,14 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
             raise w.error(node, "ct.load(..., order=...) of an array the kernel also writes is not "
                                    "supported yet")
         view = _mutable_view(w.state, array, shape, padding, "it is updated in place", out)
-        if w.state.total_order:
-            w.state.made_through(node, pointer=True)  # after the kernel's atomics (`_ordered_view`)
         # Bound to a typed name: cutile infers no type for a raw view load inside an expression.
-        return w.sem.bind_temp(out, hint, tile_type, tile_load(w, view, idx, latency, tma, out, tile_type,
-                                                                     mutable=True))
+        loaded = w.sem.bind_temp(out, hint, tile_type, tile_load(w, view, idx, latency, tma, out, tile_type,
+                                                                       mutable=True))
+        if w.state.total_order:  # after the kernel's atomics, and before what follows it (`_ordered_view`)
+            w.state.made_through(node, pointer=True)
+            out.append(ir.Assign(pointer_token(w.state, array, scatter=True).name, ir.Call(
+                "get_partition_token_mut", (ir.Ref(view),)), w.state.line))
+        return loaded
     part = partition(w.state, array, shape, padding, order, out)
     return w.sem.bind_temp(out, hint, tile_type, tile_load(w, part, idx, latency, tma, out, tile_type))
 
@@ -522,8 +525,9 @@ def _ordered_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
     """Where the kernel's atomics order its accesses across arrays (`KernelState.total_order`): a
     view of an array it reads and writes made where it is used, from the token of the kernel's
     one order (`pointer_token`), so that the access comes after the atomic that acquired before
-    it; a store through it moves that token on (`_unchecked_store`), so that a release after it
-    comes after the store."""
+    it; a load or store through it moves that token on to the view's (`_load`, `_unchecked_store`:
+    cutile's view token after the access is the access's own), so that a release after it comes
+    after the access."""
     view = state.fresh(f"{rust_name(array.name)}_out")
     token = pointer_token(state, array, scatter=True)
     state.unsafe(f"updates '{array.name}' in place through an unchecked partition, in the order of the kernel's "
