@@ -65,9 +65,7 @@ def split_before(w: Walker, node: ast.stmt, stmts: list[ast.stmt], out: list[ir.
 def lower_if(w: Walker, node: ast.If, out: list[ir.Stmt], rest: list[ast.stmt]) -> bool:
     """Translates an `if`; True where `rest`, the statements after it in its block, went into
     its branches (see `_paths`)."""
-    cond = w.sem.as_condition(w.expr(node.test, out, hint="cond"))
-    if cond.kind == "tile" and cond.shape == () and w.state.union.find(cond.dtype) == "bool":  # a 0-d tile
-        cond = w.sem.scalar_of(cond, out, "cond")
+    cond = w.sem.tested(w.sem.as_condition(w.expr(node.test, out, hint="cond")), out)
     if cond.kind == "scalar" and cond.dtype in ("i32", "i64"):  # `if FLAG:` on an int, as Python reads it
         cond = Value("scalar", ir.ScalarType("bool"), ir.Binary("!=", cond.expr, ir.Lit(f"0{cond.dtype}")))
     if cond.kind == "scalar" and w.state.facts:  # decided by an enclosing branch?

@@ -57,8 +57,7 @@ def ifexp(w: Walker, node: ast.IfExp, out: list[ir.Stmt], hint: str) -> Value:
 def tile_choice(w: Walker, node: ast.IfExp, cond: Value, out: list[ir.Stmt], hint: str) -> Value:
     """`a if c else b` choosing a tile on a runtime condition: an `if` whose branches each
     evaluate their side and assign one variable, as cuTile Python lowers it."""
-    if cond.kind == "tile" and cond.shape == () and w.state.union.find(cond.dtype) == "bool":
-        cond = w.sem.scalar_of(cond, out, "cond")
+    cond = w.sem.tested(cond, out)
     if cond.kind != "scalar" or cond.dtype != "bool":
         raise w.error(node.test, "a conditional expression's condition must be a bool, a scalar comparison "
                                  "or a constant")

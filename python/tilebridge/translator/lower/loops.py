@@ -171,8 +171,7 @@ def lower_while(w: Walker, node: ast.While, out: list[ir.Stmt]) -> None:
         forever = ast.copy_location(ast.Constant(value=True), node.test)
         return lower_while(w, ast.copy_location(ast.While(test=forever, body=[exit_, *node.body], orelse=[]), node),
                            out)
-    if cond.kind == "tile" and cond.shape == () and w.state.union.find(cond.dtype) == "bool":
-        cond = w.sem.scalar_of(cond, test, "cond")
+    cond = w.sem.tested(cond, test)
     forever = cond.kind == "const" and cond.py is True  # `while True:`, left by a `break`
     if not forever and (test or cond.kind != "scalar" or cond.dtype != "bool"):
         raise w.error(node.test, "a while condition must be True or a comparison of scalars (or `and`/`or` "

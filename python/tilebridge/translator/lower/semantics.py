@@ -178,6 +178,13 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
         raw = self.bind_temp(out, hint, type_, ir.Call("tile_to_scalar", (tile.expr,)))
         return self.bind_temp(out, hint, type_, ir.Call("convert_scalar", (raw.expr,)))
 
+    def tested(self, cond: Value, out: list[ir.Stmt]) -> Value:
+        """A condition as a Rust `if` or `while` tests it: a 0-d tile of bools as its scalar (cuTile
+        Python's comparisons of 0-d tiles give one); anything else as it is."""
+        if cond.kind == "tile" and cond.shape == () and self.state.union.find(cond.dtype) == "bool":
+            return self.scalar_of(cond, out, "cond")
+        return cond
+
     def computes_with(self, val: Value) -> None:
         """Notes that the kernel computes with `val` (it is an operand of an operation that does not
         only move values: `Walker.operands`): the arrays whose dtype it has are computed with, and

@@ -178,10 +178,8 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
         # Bound to a typed name: cutile infers no type for a raw view load inside an expression.
         loaded = w.sem.bind_temp(out, hint, tile_type, tile_load(w, view, idx, latency, tma, out, tile_type,
                                                                        mutable=True))
-        if w.state.total_order:  # after the kernel's atomics, and before what follows it (`_ordered_view`)
-            w.state.made_through(node, pointer=True)
-            out.append(ir.Assign(pointer_token(w.state, array, scatter=True).name, ir.Call(
-                "get_partition_token_mut", (ir.Ref(view),)), w.state.line))
+        if w.state.total_order:
+            _ordered_after(w, node, array, view, out)
         return loaded
     part = partition(w.state, array, shape, padding, order, out)
     return w.sem.bind_temp(out, hint, tile_type, tile_load(w, part, idx, latency, tma, out, tile_type))
@@ -464,11 +462,9 @@ def _unchecked_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: lis
     stored = ir.Unsafe(store, reason=(
         f"the kernel stores inside the grid of `{array.name}`'s partition, and blocks store disjoint tiles of "
         "it, as cuTile Python requires"))
-    if w.state.total_order and w.state.read_and_written(array):  # in the kernel's one order (`_ordered_view`)
-        w.state.made_through(node, pointer=True)
+    if w.state.total_order and w.state.read_and_written(array):
         out.append(ir.Eval(stored, w.state.line))
-        out.append(ir.Assign(pointer_token(w.state, array, scatter=True).name, ir.Call(
-            "get_partition_token_mut", (ir.Ref(part),)), w.state.line))  # the view's token, after the store
+        _ordered_after(w, node, array, part, out)
         return Value("const", py=None)
     return Value("tile", None, stored)
 
@@ -540,6 +536,15 @@ def _ordered_view(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim,
         state.line, mutable=True))
     state.mark_tile_dims(shape)
     return ir.Var(view)
+
+
+def _ordered_after(w: Walker, node: ast.Call, array: ir.ArrayParam, view: ir.Var, out: list[ir.Stmt]) -> None:
+    """After a load or store through an `_ordered_view`: the access is in the kernel's one order,
+    which moves on to the view's token (cutile's view token after an access is the access's own),
+    so what follows, a release among it, comes after the access."""
+    w.state.made_through(node, pointer=True)
+    out.append(ir.Assign(pointer_token(w.state, array, scatter=True).name,
+                         ir.Call("get_partition_token_mut", (ir.Ref(view),)), w.state.line))
 
 
 def _own_tile(state: KernelState, array: ir.ArrayParam, index: list[Value], shape: tuple[ir.Dim, ...]
