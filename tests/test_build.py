@@ -744,7 +744,8 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
     specialization (a tuple of numbers is joined by `cat` here, where cuTile Python writes one
     constant); so too a split-k's counter whose acquire orders its gathers (`last_block_sums`), a
     spin lock around gathers and scatters (`locked_sums`) and around tiles (`locked_tiles`), a
-    helper's result following its paths (`helper_paths`) and batched products (`batched_products`). A launch whose constants reach
+    helper's result following its paths (`helper_paths`), batched products (`batched_products`) and a
+    `while` on a 0-d tile of bools (`leading_positive_rows`). A launch whose constants reach
     `raise ct.static_exception(E)` is refused with E.
     Unsigned integers of every width compute as cuTile Python computes them."""
     from tilebridge.translator import frontend, lower_checked
@@ -757,7 +758,8 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
                       ("bytes_round_trip", ("pack", "unpack")), ("evaluated", ()), ("viewed", ("load_view_tko",)),
                       ("last_block_sums", ("atomic_rmw_tko", "store_ptr_tko")), ("helper_paths", ("reduce",)),
                       ("locked_sums", ("atomic_cas_tko", "atomic_rmw_tko")), ("batched_products", ("mmaf",)),
-                      ("locked_tiles", ("atomic_cas_tko", "store_view_tko"))):
+                      ("locked_tiles", ("atomic_cas_tko", "store_view_tko")),
+                      ("leading_positive_rows", ("reduce",))):
         kir = lower_checked(sources[name], None, False, ())[0]  # `annotated`: one per dtype of n
         spec = kir.compiled_at[0]
         ours, bytecode = ext._compile_only(kir.name, spec.generics, spec.strides, "sm_90")

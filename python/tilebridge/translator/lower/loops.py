@@ -161,17 +161,17 @@ def lower_while(w: Walker, node: ast.While, out: list[ir.Stmt]) -> None:
         raise w.error(node, "while-else is not supported")
     test: list[ir.Stmt] = []
     mark = w.checkpoint(out)
-    cond = w.expr(node.test, test, hint="cond")
+    cond = w.sem.tested(w.expr(node.test, test, hint="cond"), test)
     if test and not (isinstance(node.test, ast.Constant) and node.test.value is True):
-        # A condition that needs statements (`while ct.atomic_cas(lock, ...) == 1:`, a spin lock):
-        # evaluated at the top of each trip, as `while True: if cond: pass / else: break`.
+        # A condition that needs statements (`while ct.atomic_cas(lock, ...) == 1:`, a spin lock;
+        # a 0-d tile of bools, made a scalar): evaluated at the top of each trip, as
+        # `while True: if cond: pass / else: break`.
         w.rollback(mark, out)
         exit_ = ast.copy_location(ast.If(test=node.test, body=[ast.copy_location(ast.Pass(), node.test)],
                                          orelse=[ast.copy_location(ast.Break(), node.test)]), node.test)
         forever = ast.copy_location(ast.Constant(value=True), node.test)
         return lower_while(w, ast.copy_location(ast.While(test=forever, body=[exit_, *node.body], orelse=[]), node),
                            out)
-    cond = w.sem.tested(cond, test)
     forever = cond.kind == "const" and cond.py is True  # `while True:`, left by a `break`
     if not forever and (test or cond.kind != "scalar" or cond.dtype != "bool"):
         raise w.error(node.test, "a while condition must be True or a comparison of scalars (or `and`/`or` "
