@@ -1894,3 +1894,51 @@ def int8_batched(a, b, c):
         "    ct.store(c, index=(0, 0, 0), tile=x @ x)\n")
     with pytest.raises(tb.TranslationError, match=r"mixed\.py:7:\d+: a batched \(3-D\) matrix product of tiles"):
         tb.translate(tmp_path / "mixed.py", runtime_path=tbuild.RUNTIME_CRATE, dtypes={"a": ["f16", "i8"]})
+
+
+FAST_ACC = """
+import cuda.tile as ct
+
+
+@ct.kernel
+def fast_mma(a, b, c, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int]):
+    acc = ct.full((TM, TN), 0, dtype=ct.float32)
+    for k in range(ct.cdiv(a.shape[1], TK)):
+        x = ct.load(a, index=(ct.bid(0), k), shape=(TM, TK))
+        y = ct.load(b, index=(k, ct.bid(1)), shape=(TK, TN))
+        acc = ct.mma(x, y, acc, use_fast_acc=True)
+    ct.store(c, index=(ct.bid(0), ct.bid(1)), tile=acc.astype(c.dtype))
+"""
+
+
+def test_fast_accumulation_takes_fp8_only_as_cuTile_Python(monkeypatch, tmp_path):
+    """`ct.mma(..., use_fast_acc=True)`: Tile IR's `mmaf` with its fast-accumulation flag, as cuTile
+    Python emits it at the same fp8 specialization, through an sm_90 cubin; the launcher takes fp8
+    operands only (cuTile Python refuses others), and its `unsafe` call is in the safety report.
+    Operands stated as f16 are refused; so is a flag that is not a constant."""
+    from tilebridge.translator import frontend, lower_checked
+
+    path = tmp_path / "fast_acc.py"
+    path.write_text(FAST_ACC)
+    ext = tb.build(path, quiet=True)
+    meta = ExtensionMetadata.from_json(ext.__tilebridge__).kernels["fast_mma"]
+    assert meta.dtypes["E0"] == ["f8e4m3fn", "f8e5m2"]
+    assert any("fast accumulation" in r and "the launcher checks it" in r for r in meta.unsafe_reasons)
+    with pytest.raises(tb.ArgumentError, match="f8e4m3fn"):
+        ext.fast_mma((1, 1), FakeCudaArray((64, 64), "<f2"), FakeCudaArray((64, 64), "<f2", ptr=0x7100_0000),
+                     FakeCudaArray((64, 64), ptr=0x7200_0000), TM=64, TN=64, TK=32)
+    monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
+    (src,) = frontend.load_all(path)
+    spec = lower_checked(src, None, False, ())[0].compiled_at[0]
+    assert spec.generics[0] in ("f8e4m3fn", "f8e5m2")
+    _, bytecode = ext._compile_only("fast_mma", spec.generics, spec.strides, "sm_90")
+    ours, theirs = coverage.disasm(bytecode), coverage.python_tile_ir(src.kernel, spec)  # one printer for both
+    mmas = [[re.sub(r"%[\w.-]+", "%v", line).strip() for line in text.splitlines() if "mmaf" in line]
+            for text in (ours, theirs)]
+    assert mmas[0] == mmas[1] and len(mmas[0]) == 1 and "fast" in mmas[0][0], mmas
+    coverage.cubin(bytecode)
+    with pytest.raises(tb.TranslationError, match=r"fast_acc.py:\d+:\d+: .*use_fast_acc=True\) takes fp8 operands"):
+        tbuild.expected_key(str(path), dtypes={"a": ["f16"], "b": ["f16"]})
+    path.write_text(FAST_ACC.replace("use_fast_acc=True", "use_fast_acc=k == 0"))
+    with pytest.raises(tb.TranslationError, match="use_fast_acc must be True or False"):
+        tbuild.expected_key(str(path))

@@ -28,8 +28,9 @@ STATEMENTS = {
     "Return": ("translated", "a kernel's `return` (also inside loops: a flag and a break out of each), a "
                              "helper's or closure's value (early returns become branches assigning one "
                              "result, `lower.early_returns`)"),
-    "While": ("translated", "`while` on a condition (one that needs statements, a spin lock's `ct.atomic_cas`, "
-                            "as `while True:` leaving where it is false) and `while True:`, with `break` and "
+    "While": ("translated", "`while` on a condition (one that needs statements, a spin lock's `ct.atomic_cas` or a "
+                            "0-d tile of bools, as `while True:` leaving where it is false) and `while True:`, "
+                            "with `break` and "
                             "`continue`; `while`-`else` refused"),
     "With": ("translated", "over `@contextlib.contextmanager` helpers: the statements before the `yield`, the "
                            "block, those after it (`translator.context_managers`); a block left by "

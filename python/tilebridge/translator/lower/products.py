@@ -16,6 +16,7 @@ from .bindings import Value
 from .state import KernelState
 
 Shape = tuple[ir.Dim, ...]
+FP8 = {"f8e4m3fn", "f8e5m2"}  # the operands a fast-accumulating mma takes
 
 
 class Products:
@@ -41,8 +42,13 @@ class Products:
                                    "three")
         return (*batch, *x[-2:]), (*batch, *y[-2:]), (*batch, x[-2], y[-1])
 
-    def mma_call(self, node: ast.AST, a: Value, b: Value, acc: Value) -> ir.Expr:
-        """The mma of operands and an accumulator of matching shapes."""
+    def mma_call(self, node: ast.AST, a: Value, b: Value, acc: Value, fast_acc: bool = False) -> ir.Expr:
+        """The mma of operands and an accumulator of matching shapes; with `fast_acc`, of fp8
+        operands, Tile IR's fast accumulation (`mmaf` with its flag)."""
+        if fast_acc:
+            return ir.Unsafe(ir.Call("mmaf_with_fast_acc", (a.expr, b.expr, acc.expr, ir.Lit("fast_acc::Enabled"))),
+                             "the operands are fp8, which fast accumulation takes: the launcher takes no other "
+                             "dtype for them")
         if len(acc.shape) == 2:
             return ir.Call("mma", (a.expr, b.expr, acc.expr))
         if self.float_only(a.dtype):
@@ -55,19 +61,37 @@ class Products:
         sign = ir.Lit(f"signedness::{kinds.pop()}")
         return ir.Call("mmai", (a.expr, b.expr, acc.expr, sign, sign))
 
-    def mma(self, node: ast.AST, a: Value, b: Value, acc: Value, out: list[ir.Stmt], hint: str) -> Value:
+    def mma(self, node: ast.AST, a: Value, b: Value, acc: Value, out: list[ir.Stmt], hint: str,
+            fast_acc: bool = False) -> Value:
         """`ct.mma(a, b, acc)`: operands of at least two dimensions, broadcast along the others;
-        the accumulator of the product's shape."""
+        the accumulator of the product's shape. `use_fast_acc=True` takes fp8 operands only, as
+        cuTile Python does: arrays of their dtype take only fp8 at launch."""
         if len(a.shape) < 2 or len(b.shape) < 2:
             raise self.error(node, f"ct.mma takes operands of at least two dimensions, not {a.shape} x {b.shape}")
         x, y, shape = self.product_shapes(node, a.shape, b.shape)
         if tuple(map(self.dim_value, acc.shape)) != tuple(map(self.dim_value, shape)):
             raise self.error(node, f"ct.mma shapes do not match: {a.shape} x {b.shape} -> {acc.shape}")
         dtype = self.common_dtype(a.dtype, b.dtype, node, pin=True)
+        if fast_acc:
+            self.fp8_only(node, dtype)
+            self.state.unsafe("multiplies with fast accumulation (`ct.mma(use_fast_acc=True)`)",
+                              "the operands are fp8", checked=True)
         # the identity, but where an array's dtype is pinned
         a, b = (self.broadcast(self.convert(v, dtype, out, hint), s, out, hint) for v, s in ((a, x), (b, y)))
         self.state.observe(node, "@mma", acc.type)
-        return Value("tile", acc.type, self.mma_call(node, a, b, acc))
+        return Value("tile", acc.type, self.mma_call(node, a, b, acc, fast_acc))
+
+    def fp8_only(self, node: ast.AST, dtype: str) -> None:
+        """Operands of `dtype` for a fast-accumulating mma: fp8 at every launch (the arrays of its
+        class take only fp8), else refused as cuTile Python refuses them."""
+        root = self.state.union.find(dtype)
+        for a in self.state.members(root) if root.startswith("$") else ():
+            self.state.narrowed[a] = {d for d in self.state.narrowed.get(a, dtypes.MOVED_ARRAY_DTYPES) if d in FP8}
+        can_be = self.state.at_launch(dtype)
+        if not self.state.survey and not (can_be and can_be <= FP8):
+            raise self.error(node, "ct.mma(use_fast_acc=True) takes fp8 operands (float8_e4m3fn or float8_e5m2), as "
+                                   f"cuTile Python does; these can be {', '.join(sorted(can_be)) or 'no dtype'} "
+                                   "(state the arrays' dtypes)")
 
     def matmul(self, node: ast.AST, a: Value, b: Value, out: list[ir.Stmt], hint: str) -> Value:
         """`ct.matmul(a, b)` or `a @ b`, as cuTile Python lowers it: an mma into a zero accumulator

@@ -378,9 +378,12 @@ def _filled(w: Walker, node, shape_node, fill: Value, dtype_node, out, hint) -> 
 
 @ct_op("mma", moves=True)
 def ct_mma(w: Walker, node: ast.Call, out, hint) -> Value:
-    args = w.call_args(node, ["x", "y", "acc"], 3)
+    args = w.call_args(node, ["x", "y", "acc", "use_fast_acc"], 3)
     a, b, acc = (w.tile_arg(args[k], out, hint) for k in ("x", "y", "acc"))
-    return w.sem.mma(node, a, b, acc, out, hint)
+    fast = w.expr(args["use_fast_acc"], out) if "use_fast_acc" in args else Value("const", py=False)
+    if fast.kind != "const" or not isinstance(fast.py, bool):
+        raise w.error(args["use_fast_acc"], "use_fast_acc must be True or False (a compile-time constant)")
+    return w.sem.mma(node, a, b, acc, out, hint, fast_acc=fast.py)
 
 
 @ct_op("matmul")
