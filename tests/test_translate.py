@@ -14,6 +14,7 @@ from tilebridge.builder.wheel import RUNTIME_CRATE
 from tilebridge.dtypes import ARRAY_DTYPES
 from tilebridge.metadata import ExtensionMetadata
 from tilebridge.translator import frontend
+from tilebridge.verifier import coverage
 
 from conftest import EXAMPLES, REPO
 
@@ -959,3 +960,23 @@ def k(x, y, T: ct.Constant[int], swizzle=ct.Constant[bool]):
                                          "    ct.store(x, index=(0,), tile=ct.zeros((T,), dtype=ct.float32))\n")
     with pytest.raises(tb.TranslationError, match=r"keyword\.py:5:1: kernel parameters must be plain positional"):
         tb.translate(tmp_path / "keyword.py", runtime_path=RUNTIME_CRATE)
+
+
+def test_the_safety_verdict_of_every_fixture_kernel_is_its_code_s():
+    """Every kernel of the fixtures is reported safe exactly where its generated entry function has
+    no `unsafe` block, and each unsafe one says why (a `**` of a float tile by an integer, Tile IR's
+    `fpowi`, was reported safe)."""
+    for stem in ("checked_ops", "control_flow", "gathers", "language", "math_ops", "mixed_dtypes", "unchecked_stores",
+                 "any_dtype"):
+        path = REPO / "tests" / "fixtures" / f"{stem}.py"
+        files = generated(path)
+        kernels = ExtensionMetadata.from_json(files["tilebridge.json"]).kernels
+        entries = re.findall(r"^    fn (\w+)[<(]", files["src/tile_kernels.rs"], re.M)
+        for name, kernel in kernels.items():
+            # a kernel with unannotated scalars has one entry per type they may have (`name_s_i32`)
+            mine = [e for e in entries if e == name or (e.startswith(f"{name}_") and e not in kernels)]
+            blocks = [coverage.unsafe_blocks(files["src/tile_kernels.rs"], e) for e in mine]
+            assert mine and min(blocks) >= 0 and kernel.safe == (sum(blocks) == 0), (path.name, name, blocks)
+            assert kernel.safe or kernel.unsafe_reasons, (path.name, name)
+    powers = ExtensionMetadata.from_json(generated(REPO / "tests" / "fixtures" / "language.py")["tilebridge.json"])
+    assert any("fpowi" in r for r in powers.kernels["powers"].unsafe_reasons)

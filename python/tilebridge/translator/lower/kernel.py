@@ -105,7 +105,9 @@ def lower_body(w: Walker) -> ir.KernelIR:
             derived.append(ir.DerivedDType(rust, names[cls], when, names[then], names[other]))
         names[name] = rust
     resolved = [resolve_stmt(s, names) for s in w.state.partition_lets + body]
-    safety = ir.SafetyNote(safe=not w.state.unsafe_reasons, reasons=list(dict.fromkeys(w.state.unsafe_reasons)))
+    # The verdict is the code's (an `unsafe` block anywhere in it), the reasons what each site noted.
+    unsafe = any(isinstance(n, ir.Unsafe) for n in ir.nodes(resolved))
+    safety = ir.SafetyNote(safe=not unsafe, reasons=list(dict.fromkeys(w.state.unsafe_reasons)))
     return ir.KernelIR(
         name=w.state.src.name,
         file=w.state.src.display_file,

@@ -470,6 +470,9 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
             x = self.broadcast(base, shape, out, hint)
             e = (self.broadcast(exponent, shape, out, f"{hint}_exp") if exponent.kind == "tile"
                  else self.splat(exponent, "i32", shape, out, f"{hint}_exp", node))
+            self.state.unsafe("raises a float tile to integer powers (Tile IR's `fpowi`)",
+                              "the exponent is an i32 tile", keeper="the translation keeps it (it makes the "
+                              "exponent one)")
             return self.bind_temp(out, hint, ir.TileType(base.dtype, shape), ir.Unsafe(
                 ir.Call("fpowi", (x.expr, e.expr)),
                 "fpowi's exponent is an i32 tile, as it requires; the power's domain is Tile IR's, as in "
