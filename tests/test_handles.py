@@ -198,6 +198,16 @@ def test_output_aliasing_a_handle_is_refused(env):
     with pytest.raises(tb.ArgumentError, match="passed twice"):
         copy.launch(1, x, x, TILE=4)
     assert x.state == "ready" and ext.calls == []
+    # refused while another launch holds it: that launch's lends stay as they were
+    y, z = Tensor(FakeArray()), Tensor(FakeArray())
+    first = copy.launch(1, y, x, TILE=4)
+    with pytest.raises(tb.ArgumentError, match="passed twice"):
+        copy.launch(1, x, x, TILE=4)
+    assert x.writer is first and y.readers == [first] and len(ext.calls) == 1
+    second = copy.launch(1, y, z, TILE=4)  # read twice across launches: both hold it
+    assert y.readers == [first, second]
+    first.sync(), second.sync()
+    assert (x.state, y.state, z.state) == ("ready", "ready", "ready")
 
 
 def test_dropping_an_unsynced_launch_waits_and_warns(env):

@@ -151,6 +151,7 @@ class Tensor:
         self._writer: weakref.ref[Pending] | None = None
         self._readers: list[weakref.ref[Pending]] = []
         self._prune_at = 16
+        self._stamp = 0  # the id of the last launch lent it: a handle given twice to one launch
         self.name = f"tensor#{next(_IDS)}"
 
     # -- allocation --
@@ -289,7 +290,7 @@ class Pending:
     __slots__ = ("id", "kernel", "args", "written", "completion", "stream", "synced", "graph", "ref",
                  "__weakref__")
 
-    def __init__(self, kernel: str, args: list[Any], written: Sequence[bool] = ()):
+    def __init__(self, kernel: str, args: tuple, written: Sequence[bool] = ()):
         self.id = next(_IDS)
         self.kernel = kernel
         self.args = args  # strong references: borrowed arrays stay alive until synced
@@ -322,7 +323,7 @@ class Pending:
             if self.completion is not None:
                 self.completion.wait()
             self._release()
-        return tuple(self.args)
+        return self.args
 
     def __await__(self):
         async def wait():
@@ -382,32 +383,37 @@ _Lend = tuple  # (Tensor, weakref.ref[Pending] | None, list[weakref.ref[Pending]
 def lend(handles: Sequence[tuple[Tensor, bool]], pending: Pending) -> tuple[list[_Lend], list[Completion]]:
     """Lends each (handle, write) to `pending`. Returns what `restore` needs to undo it, and the
     completions of the unsynced launches that hold the handles (the launch must follow those on
-    other streams: the launcher's `after=`). Raises before changing anything if a handle appears
-    twice with a write."""
-    if len({id(h) for h, _ in handles}) != len(handles):  # the same handle twice: read twice is fine
-        seen: dict[int, bool] = {}
-        for h, write in handles:
-            if id(h) in seen and (write or seen[id(h)]):
-                raise ArgumentError(f"{h.name} is passed twice to {pending.kernel} and written; an output must "
-                                    "not alias another argument")
-            seen[id(h)] = write or seen.get(id(h), False)
+    other streams: the launcher's `after=`). A handle given twice is lent once; given twice and
+    written, it raises, leaving every handle as it was."""
     lends: list[_Lend] = []
     earlier: list[Completion] = []
-    ref = pending.ref
+    ref, stamp = pending.ref, pending.id
     with _LOCK:
         for h, write in handles:
-            readers = h._readers
-            if write or len(readers) >= h._prune_at:
-                h._forget_done()
-                readers = h._readers
+            if h._stamp == stamp:  # this launch has it already: reading it twice is fine
+                if write or h._writer is ref:
+                    restore(lends, pending)
+                    raise ArgumentError(f"{h.name} is passed twice to {pending.kernel} and written; an output "
+                                        "must not alias another argument")
+                continue
+            h._stamp = stamp
             writer = _live(h._writer)
-            if writer is not None and writer.completion is not None:
+            if writer is None:
+                h._writer = None
+            elif writer.completion is not None:
                 earlier.append(writer.completion)
+            readers = h._readers
             if write:
-                earlier += [r.completion for r in map(_live, readers) if r is not None and r.completion is not None]
+                for r in readers:
+                    p = _live(r)
+                    if p is not None and p.completion is not None:
+                        earlier.append(p.completion)
                 lends.append((h, h._writer, readers))
-                h._writer, h._readers = ref, []
+                h._writer, h._readers, h._prune_at = ref, [], 16
             else:
+                if len(readers) >= h._prune_at:
+                    h._forget_done()
+                    readers = h._readers
                 lends.append((h, None, None))
                 readers.append(ref)
     return lends, earlier
@@ -440,17 +446,15 @@ class Kernel:
         if len(args) != len(self._written):
             raise ArgumentError(f"{self.name} takes {len(self._positional)} positional arguments "
                                 f"({', '.join(p.name for p in self._positional)}), got {len(args)}")
-        handles, raw = [], []
-        for value, written in zip(args, self._written):
+        handles, raw = [], list(args)
+        for i, value in enumerate(args):
             if isinstance(value, Tensor):
-                handles.append((value, written))
-                raw.append(value._array)
+                handles.append((value, self._written[i]))
+                raw[i] = value._array
             elif isinstance(value, (list, tuple)):  # a list of arrays: each item lent alike
-                handles += [(v, written) for v in value if isinstance(v, Tensor)]
-                raw.append([v._array if isinstance(v, Tensor) else v for v in value])
-            else:
-                raw.append(value)
-        pending = Pending(self.name, list(args), self._written)
+                handles += [(v, self._written[i]) for v in value if isinstance(v, Tensor)]
+                raw[i] = [v._array if isinstance(v, Tensor) else v for v in value]
+        pending = Pending(self.name, args, self._written)
         lends, earlier = lend(handles, pending)
         try:
             completion = self._launcher(grid, *raw, stream=stream, sync=False, after=earlier, **constants)
@@ -562,7 +566,7 @@ class Graph:
         backend = self.backend
         device = next((d for d in (_device_of(h._array) for h, _ in self.handles) if d is not None), 0)
         stream = backend.as_stream(stream, device)
-        pending = Pending("graph replay", [h for h, _ in self.handles])
+        pending = Pending("graph replay", tuple(h for h, _ in self.handles))
         lends, earlier = lend(self.handles, pending)
         try:
             sid = backend.stream_id(stream)
