@@ -88,3 +88,54 @@ def test_a_failed_tilegym_test_fails_the_round(tilegym_round):
 def test_a_tilegym_run_cut_off_by_its_timeout_fails_the_round(tilegym_round):
     proc, status, _ = tilegym_round(STAND_IN_SLEEP="120", TILEGYM_TIMEOUT="15")
     assert proc.returncode == 1 and "cut off by its timeout" in status, proc.stdout + proc.stderr
+
+
+class Anything:
+    """Stands in for torch and every tensor in a fixture's `cases(torch)`: any attribute, call,
+    operation, comparison or item is another; nothing is computed."""
+
+    def __getattr__(self, name):
+        return Anything()
+
+    def __call__(self, *args, **kwargs):
+        return Anything()
+
+    def __getitem__(self, key):
+        return Anything()
+
+    def __setitem__(self, key, value):
+        pass
+
+    def __bool__(self):
+        return True
+
+    def __index__(self):
+        return 1
+
+    __int__ = __index__
+    __hash__ = object.__hash__
+
+
+def _another(self, *other):
+    return Anything()
+
+
+for _name in ("add sub mul truediv floordiv mod pow matmul and or xor lshift rshift lt le gt ge eq ne neg pos abs "
+              "invert radd rsub rmul rtruediv rfloordiv rmod rpow rmatmul rand ror rxor").split():
+    setattr(Anything, f"__{_name}__", _another)
+
+
+def test_each_fixture_yields_the_cases_the_gpu_round_counts():
+    """The GPU round fails a fixture file whose case count is not `installed.CASES`'s; here each
+    file's `cases` is counted on stand-ins, so a case added without counting it fails at once (two
+    sessions' cases went uncounted until a GPU round)."""
+    sys.path.insert(0, str(REPO / "tests" / "gpu"))
+    try:
+        from installed import CASES, FIXTURES
+    finally:
+        sys.path.remove(str(REPO / "tests" / "gpu"))
+    assert sorted(CASES) == sorted(p.stem for p in FIXTURES)
+    for path in FIXTURES:
+        namespace = {"__name__": path.stem}
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+        assert len(list(namespace["cases"](Anything()))) == CASES[path.stem], path.stem
