@@ -744,8 +744,9 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
     specialization (a tuple of numbers is joined by `cat` here, where cuTile Python writes one
     constant); so too a split-k's counter whose acquire orders its gathers (`last_block_sums`), a
     spin lock around gathers and scatters (`locked_sums`) and around tiles (`locked_tiles`), a
-    helper's result following its paths (`helper_paths`), batched products (`batched_products`) and a
-    `while` on a 0-d tile of bools (`leading_positive_rows`). A launch whose constants reach
+    helper's result following its paths (`helper_paths`), batched products (`batched_products`), a
+    `while` on a 0-d tile of bools (`leading_positive_rows`) and an array's strides
+    (`scaled_by_strides`). A launch whose constants reach
     `raise ct.static_exception(E)` is refused with E.
     Unsigned integers of every width compute as cuTile Python computes them."""
     from tilebridge.translator import frontend, lower_checked
@@ -759,7 +760,7 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
                       ("last_block_sums", ("atomic_rmw_tko", "store_ptr_tko")), ("helper_paths", ("reduce",)),
                       ("locked_sums", ("atomic_cas_tko", "atomic_rmw_tko")), ("batched_products", ("mmaf",)),
                       ("locked_tiles", ("atomic_cas_tko", "store_view_tko")),
-                      ("leading_positive_rows", ("reduce",))):
+                      ("leading_positive_rows", ("reduce",)), ("scaled_by_strides", ("fma",))):
         kir = lower_checked(sources[name], None, False, ())[0]  # `annotated`: one per dtype of n
         spec = kir.compiled_at[0]
         ours, bytecode = ext._compile_only(kir.name, spec.generics, spec.strides, "sm_90")
@@ -784,6 +785,10 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
         coverage.cubin(bytecode)
     with pytest.raises(tb.ArgumentError, match="ct.static_exception: ValueError: N is at most 1024"):
         ext.evaluated((1,), FakeCudaArray((64,)), FakeCudaArray((64,), ptr=0x7100_0000), N=2048)
+    # `x.strides` gives the last as 1: the launcher takes no other
+    with pytest.raises(tb.ArgumentError, match="stride 2 in its last dimension; this kernel .* reads the strides"):
+        ext.scaled_by_strides((8,), FakeCudaArray((8, 64), strides=(768, 8)), FakeCudaArray((8, 64), ptr=0x7100_0000),
+                              T=64)
     # what cuTile Python refuses at compile time, refused here with it
     refused = """
 import cuda.tile as ct

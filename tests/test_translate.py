@@ -371,6 +371,7 @@ def _marked_line(kernel_name: str) -> int:
     ("endless_loop", "without a `break` never ends"),
     ("integer_power", "** of integer tiles is not supported yet"),
     ("array_slice", "a slice of 'part', a view made in the kernel (a list's item, a slice), is not supported yet"),
+    ("strides_of_a_slice", "the strides of 'part', a view made in the kernel, are not supported yet"),
     ("helper_call", "*args"),
     ("gather", "indices must be integers"),
     ("permuted_load", "both order= and a non-zero padding_mode"),

@@ -38,8 +38,9 @@ STATEMENTS = {
 }
 
 EXPRESSIONS = {
-    "Attribute": ("translated", "`ct.*` names, an array's `shape`/`ndim`/`dtype`, tile methods (`astype`, "
-                                "`reshape`, `item`, ...), enum members and module constants"),
+    "Attribute": ("translated", "`ct.*` names, an array's `shape`/`ndim`/`dtype`/`strides` (the last stride 1, "
+                                "which the launcher requires where the kernel reads them), tile methods "
+                                "(`astype`, `reshape`, `item`, ...), enum members and module constants"),
     "BinOp": ("translated", "`+ - * / // % ** @ & | ^ << >>` on tiles and scalars, typed and promoted as cuTile "
                             "Python does (integer `//` and `%` rounding toward negative infinity); `+` of "
                             "tuples"),

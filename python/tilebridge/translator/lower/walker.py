@@ -21,7 +21,7 @@ from ..rust_syntax import runtime_literal, rust_name
 from . import branches, conditionals, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, bound_per_trip, carried_names, loop_assigned, show_type, with_article
-from .ops import MOVES, OPS, array_slices, lists, memory, public_names, raw_memory, tiles
+from .ops import MOVES, OPS, array_slices, lists, memory, pointers, public_names, raw_memory, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
 
@@ -604,7 +604,20 @@ class Walker:
                                     for i in range(array.rank)])
         if node.attr == "ndim" and base.kind == "array" and self.state.arrays[base.py].rank:
             return Value("const", py=self.state.arrays[base.py].rank)
+        if node.attr == "strides" and base.kind == "array":
+            return self.strides(node, self.state.arrays[base.py])
         raise self.error(node, f"attribute '.{node.attr}' of a {base.kind} is not supported yet")
+
+    def strides(self, node: ast.Attribute, array: ir.ArrayParam) -> Value:
+        """`x.strides`, in elements: every axis' but the last a stride parameter the launcher fills
+        from the array; the last 1, where the launcher requires it (as for a gather)."""
+        if not array.rank:
+            raise self.error(node, f"the rank of '{array.name}' is not known here; load or store it first")
+        if array.name in self.state.items:
+            raise self.error(node, f"the strides of '{array.name}', a view made in the kernel, are not supported yet")
+        array.strided = True
+        return Value("tuple", py=[Value("scalar", ir.ScalarType("i32"), pointers.stride_param(array, i), nonneg=True)
+                                  for i in range(array.rank - 1)] + [Value("const", py=1)])
 
     def dims(self, node: ast.expr, out: list[ir.Stmt]) -> tuple[ir.Dim, ...]:
         val = self.expr(node, out)

@@ -294,16 +294,17 @@ impl<'py> Launch<'py> {
         Ok(())
     }
 
-    /// An array the kernel addresses through pointers (gather/scatter): the translation fixes
-    /// its last stride at 1, as cuTile Python's specialization for contiguous rows does, and
-    /// computes element offsets in i32, so the last element must lie within 2^31 elements of
-    /// the first (a masked gather's safety rests on it: no offset of an element inside the
-    /// array overflows).
+    /// An array the kernel addresses through pointers (gather/scatter) or whose strides it reads
+    /// (`x.strides`): the translation fixes its last stride at 1, as cuTile Python's
+    /// specialization for contiguous rows does, and computes element offsets in i32, so the last
+    /// element must lie within 2^31 elements of the first (a masked gather's safety rests on it:
+    /// no offset of an element inside the array overflows).
     pub fn check_pointer_access(&self, a: &Array, name: &str) -> PyResult<()> {
         if let Some(s) = a.last_stride_not_one() {
             return Err(argument(format!(
-                "argument '{name}' of kernel `{}` has stride {s} in its last dimension; this kernel gathers \
-                 or scatters it and needs that dimension contiguous: pass a contiguous copy (.contiguous())",
+                "argument '{name}' of kernel `{}` has stride {s} in its last dimension; this kernel gathers, \
+                 scatters or reads the strides of it and needs that dimension contiguous: pass a contiguous \
+                 copy (.contiguous())",
                 self.kernel
             )));
         }
