@@ -372,6 +372,7 @@ def _marked_line(kernel_name: str) -> int:
     ("integer_power", "** of integer tiles is not supported yet"),
     ("array_slice", "a slice of 'part', a view made in the kernel (a list's item, a slice), is not supported yet"),
     ("strides_of_a_slice", "the strides of 'part', a view made in the kernel, are not supported yet"),
+    ("foreign_view_by_columns", "a last stride other than the number 1"),
     ("helper_call", "*args"),
     ("gather", "indices must be integers"),
     ("permuted_load", "both order= and a non-zero padding_mode"),

@@ -86,7 +86,7 @@ def lower_body(w: Walker) -> ir.KernelIR:
     read = names_read(fn.body)
     for p in list(w.state.arrays.values()):
         if p.rank == 0 and p.name in w.state.raw_arrays:
-            p.rank = 1  # reached only through raw memory: taken as 1-D (`ops.raw_memory`)
+            p.rank = 1  # reached only through its base pointer: taken as 1-D (`ops.raw_memory`)
         if p.rank == 0 and p.name not in read:
             del w.state.arrays[p.name]
             w.state.params[w.state.params.index(p)] = ir.UnusedParam(p.name)

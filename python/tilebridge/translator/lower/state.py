@@ -165,7 +165,7 @@ class KernelState:
         self.total_order = False
         self.temps: set[str] = set()
         self.items: dict[str, str] = {}  # tensor views of list items (`Ai = As[g]`) -> their list
-        self.raw_arrays: set[str] = set()  # arrays reached through `get_raw_memory()`
+        self.raw_arrays: set[str] = set()  # arrays reached through `get_raw_memory()` or `foreign_pointer`
         self.pointer_tokens: set[str] = set()  # the token variables of arrays gathered and scattered
         # How blocks own each array the module's safe writes write (`owns`): per dimension tied to
         # a block axis, (dimension, axis, the extent of what one block index owns along it).

@@ -21,7 +21,7 @@ from ..rust_syntax import runtime_literal, rust_name
 from . import branches, conditionals, early_returns, loops
 from .bindings import Binding, BranchScope, Value, translation_time
 from .facts import COMPARISONS, assignments, bound_per_trip, carried_names, loop_assigned, show_type, with_article
-from .ops import MOVES, OPS, array_slices, lists, memory, pointers, public_names, raw_memory, tiles
+from .ops import MOVES, OPS, array_slices, foreign_pointers, lists, memory, pointers, public_names, raw_memory, tiles
 from .semantics import Semantics
 from .state import Frame, KernelState
 
@@ -606,6 +606,8 @@ class Walker:
             return Value("const", py=self.state.arrays[base.py].rank)
         if node.attr == "strides" and base.kind == "array":
             return self.strides(node, self.state.arrays[base.py])
+        if node.attr == "foreign_pointer" and base.kind == "array":
+            return foreign_pointers.foreign_pointer(self, node, self.state.arrays[base.py])
         raise self.error(node, f"attribute '.{node.attr}' of a {base.kind} is not supported yet")
 
     def strides(self, node: ast.Attribute, array: ir.ArrayParam) -> Value:
@@ -682,7 +684,7 @@ class Walker:
                 raise self.error(node, "this call is not supported")
             target = local.py
         module = getattr(target, "__module__", "") or ""
-        name = getattr(target, "__name__", None)
+        name = getattr(target, "__qualname__", None)  # `from_foreign` of `ct.Array`: "Array.from_foreign"
         if module.startswith("cuda.tile") and name:
             handler = OPS.get(name)
             if handler is None:

@@ -23,7 +23,8 @@ ELSEWHERE = {
     "ScalarInt64": "a parameter annotation: a 64-bit integer scalar",
     "DType": "the dtype objects (`x.dtype`, `ct.float16`): dtype classes and tests on them",
     "Array": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes); the "
-             "methods `x.slice` (`lower.ops.array_slices`), `x.tiled_view` and `x.get_raw_memory` are lowered",
+             "methods `x.slice` (`lower.ops.array_slices`), `x.tiled_view` and `x.get_raw_memory` are lowered, "
+             "and `ct.Array.from_foreign` of `x.foreign_pointer` (`lower.ops.foreign_pointers`)",
     "Tile": "a parameter annotation cuTile Python ignores (the parameter is what each launch passes)",
     "Scalar": "a parameter annotation: a scalar, typed as an unannotated one used as a scalar",
     "TiledView": "what `x.tiled_view(shape, padding_mode=)` makes: its `load`, `store` and `num_tiles` are "
@@ -52,6 +53,8 @@ REASONS = {
     "grid_dependency_control_launch_dependents": "programmatic dependent launch needs launch attributes cutile "
                                                  "0.5.0 does not set",
     "IndexedWithInt64": "cutile 0.5.0 indexes arrays with i32 only",
+    "foreign_pointer_dtype": "not lowered yet: the dtype of a foreign pointer, named in an annotation or a foreign "
+                             "call; `x.foreign_pointer` and `ct.Array.from_foreign` are lowered without it",
     "cumprod": "not lowered yet: cutile 0.5.0's scan with a closure writes identity 0 and axis 0 into the Tile IR "
                "whatever it is given, and a scan may combine its identity with any element: a product needs 1",
     "scan": "not lowered yet: cutile 0.5.0's scan with a closure writes identity 0 and axis 0 into the Tile IR "
