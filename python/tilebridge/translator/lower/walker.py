@@ -684,7 +684,8 @@ class Walker:
                 raise self.error(node, "this call is not supported")
             target = local.py
         module = getattr(target, "__module__", "") or ""
-        name = getattr(target, "__qualname__", None)  # `from_foreign` of `ct.Array`: "Array.from_foreign"
+        # a function's qualified name (`from_foreign` of `ct.Array`: "Array.from_foreign"), else its name
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
         if module.startswith("cuda.tile") and name:
             handler = OPS.get(name)
             if handler is None:
