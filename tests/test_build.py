@@ -746,8 +746,8 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
     spin lock around gathers and scatters (`locked_sums`) and around tiles (`locked_tiles`), a
     helper's result following its paths (`helper_paths`), batched products (`batched_products`), a
     `while` on a 0-d tile of bools (`leading_positive_rows`), an array's strides
-    (`scaled_by_strides`) and a view made from its foreign pointer (`foreign_view`). A launch whose
-    constants reach
+    (`scaled_by_strides`), a view made from its foreign pointer (`foreign_view`) and a tile's
+    `insert` method and `ndim` (`tile_methods`). A launch whose constants reach
     `raise ct.static_exception(E)` is refused with E.
     Unsigned integers of every width compute as cuTile Python computes them."""
     from tilebridge.translator import frontend, lower_checked
@@ -762,7 +762,7 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
                       ("locked_sums", ("atomic_cas_tko", "atomic_rmw_tko")), ("batched_products", ("mmaf",)),
                       ("locked_tiles", ("atomic_cas_tko", "store_view_tko")),
                       ("leading_positive_rows", ("reduce",)), ("scaled_by_strides", ("fma",)),
-                      ("foreign_view", ("load_view_tko", "mulf"))):
+                      ("foreign_view", ("load_view_tko", "mulf")), ("tile_methods", ("extract", "insert"))):
         kir = lower_checked(sources[name], None, False, ())[0]  # `annotated`: one per dtype of n
         spec = kir.compiled_at[0]
         ours, bytecode = ext._compile_only(kir.name, spec.generics, spec.strides, "sm_90")

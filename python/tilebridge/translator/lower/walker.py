@@ -604,6 +604,8 @@ class Walker:
                                     for i in range(array.rank)])
         if node.attr == "ndim" and base.kind == "array" and self.state.arrays[base.py].rank:
             return Value("const", py=self.state.arrays[base.py].rank)
+        if node.attr == "ndim" and base.kind == "tile":
+            return Value("const", py=len(base.shape))
         if node.attr == "strides" and base.kind == "array":
             return self.strides(node, self.state.arrays[base.py])
         if node.attr == "foreign_pointer" and base.kind == "array":

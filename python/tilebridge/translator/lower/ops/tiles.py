@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 UNARY_MATH = ("log", "log2", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil")
 REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min", "prod": "reduce_prod"}
 # cuTile Python's Tile methods that are the ct function of the same name with the tile first.
-TILE_METHODS = ("permute", "transpose", "extract")
+TILE_METHODS = ("permute", "transpose", "extract", "insert")
 
 def _rounding(w: Walker, node: ast.expr | None, out) -> str | None:
     """The cutile rounding marker for a ct.RoundingMode, or None for the default."""
