@@ -316,7 +316,8 @@ def test_math_of_numbers_is_folded_and_of_integers_is_float(tmp_path):
 
 def test_an_unannotated_scalar_gets_a_variant_per_type_it_translates_for(tmp_path):
     """`s` may be an int or a float at each launch: two variants, each checked at its own type,
-    behind one launcher. `n`, a loop bound, is an int only: one plain launcher, as before."""
+    behind one launcher, where it is an operand of `*` or of `ct.mul`. `n`, a loop bound, is an
+    int only: one plain launcher, as before."""
     module = kernel_file(tmp_path, """\
         @ct.kernel
         def scaled(x, y, s, TILE: ct.Constant[int]):
@@ -330,11 +331,19 @@ def test_an_unannotated_scalar_gets_a_variant_per_type_it_translates_for(tmp_pat
             for i in range(n):
                 t = t + 1.0
             ct.store(y, index=(ct.bid(0),), tile=t)
+
+
+        @ct.kernel
+        def multiplied(x, y, s, TILE: ct.Constant[int]):
+            t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))
+            ct.store(y, index=(ct.bid(0),), tile=ct.mul(s, t))
         """)
     crate = tb.translate(module, runtime_path=RUNTIME_CRATE)
     meta = json.loads(crate.files["tilebridge.json"])["kernels"]
-    assert sorted(meta) == ["repeated", "scaled"]
-    assert [p["dtype"] for p in meta["scaled"]["params"] if p["name"] == "s"] == ["i32|f32"]
+    assert sorted(meta) == ["multiplied", "repeated", "scaled"]
+    # an operand of an operator's function (`ct.mul(s, t)`, BabelStream's) is a scalar too, not an array
+    for name in ("scaled", "multiplied"):
+        assert [p["dtype"] for p in meta[name]["params"] if p["name"] == "s"] == ["i32|f32"], name
     assert [p["dtype"] for p in meta["repeated"]["params"] if p["name"] == "n"] == ["i32"]
     lib = crate.files["src/lib.rs"]
     assert 'match scalar_dtype("s", s)? {' in lib and "fn scaled_s_f32<'py>(" in lib

@@ -179,10 +179,18 @@ def scalar_parameters(src: KernelSource) -> set[str]:
     return stated | used_as_scalars(src.func, unannotated(src))
 
 
+# cuTile Python's functional operators: their operands are tiles or scalars, never arrays.
+OPERATOR_FUNCTIONS = frozenset((
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "minimum", "maximum", "atan2", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_lshift", "bitwise_rshift", "equal", "not_equal", "greater",
+    "greater_equal", "less", "less_equal"))
+
+
 def used_as_scalars(fn: ast.FunctionDef, unannotated: set[str]) -> set[str]:
-    """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons, conditions
-    (`if flag:`, `and`, `or`), ranges, `ct.cdiv` and `ct.Slice`, never as an array: cuTile Python
-    takes an int for them (here an i32; a Python bool is one)."""
+    """Unannotated parameters the kernel only uses in scalar arithmetic, comparisons (operators or
+    their functions, `ct.mul(scalar, t)`), conditions (`if flag:`, `and`, `or`), ranges, `ct.cdiv`
+    and `ct.Slice`, never as an array: cuTile Python takes a number for them (typed by each launch's
+    value: `unstated_scalars`)."""
     scalar, other = set(), set()
     parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
     for node in ast.walk(fn):
@@ -194,7 +202,8 @@ def used_as_scalars(fn: ast.FunctionDef, unannotated: set[str]) -> set[str]:
         in_range = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
                     and parent.func.id in ("range", "min", "max"))
         in_call = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
-                   and parent.func.attr in ("cdiv", "Slice"))
+                   and (parent.func.attr in ("cdiv", "Slice")
+                        or (parent.func.attr in OPERATOR_FUNCTIONS and node in parent.args[:2])))
         (scalar if in_arith or in_range or in_call else other).add(node.id)
     return scalar - other
 
