@@ -46,6 +46,15 @@ CASES = {
                            + LOAD_STORE, r"unknown_annotation\.py:4:\d+: unsupported parameter annotation: `x: torch.Size`"),
     "star_args": ("import cuda.tile as ct\n@ct.kernel\ndef k(*xs):\n    pass\n", r"star_args\.py:3:\d+: kernel "
                                                                                   r"parameters cannot use \*args"),
+    # Module-level host code unpacking what only running the file would make (`torch.randn(*shape)`
+    # where `shape` is unknown): the translation hung, iterating the unknown value forever.
+    "unpacks_unknowns_at_import": ("import cuda.tile as ct\nimport torch\nM, N = (8, 64)\nshape = (M, unknown)\n"
+                                   "q = torch.randn(*shape)\na, b = q.chunk(2)\n" + GOOD, None),
+    # constants unpacked from a tuple at module level are known to kernels, the file read without
+    # running it (it imports what is missing)
+    "unpacked_constants": ("import cuda.tile as ct\nimport no_such_package_here\nW, (H, D) = 2, (3, 4)\n@ct.kernel\n"
+                           "def k(x, TILE: ct.Constant[int]):\n    ct.store(x, index=(ct.bid(0),), "
+                           "tile=ct.load(x, index=(ct.bid(0),), shape=(TILE,)) * (W * H + D))\n", None),
     "very_large_kernel": ("import cuda.tile as ct\n@ct.kernel\ndef k(x, TILE: ct.Constant[int]):\n"
                           "    t = ct.load(x, index=(ct.bid(0),), shape=(TILE,))\n" + "    t = t + 1.0\n" * 600
                           + "    ct.store(x, index=(ct.bid(0),), tile=t)\n", None),

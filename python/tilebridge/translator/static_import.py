@@ -38,6 +38,11 @@ class Unresolved:
     def __getitem__(self, item: Any) -> "Unresolved":
         return Unresolved(f"{self._name}[...]")
 
+    def __iter__(self):
+        # Not iterable: unpacking one (`f(*shape)`, `a, b = ...`) fails at once, where iterating
+        # through `__getitem__` would never end.
+        raise TypeError(f"{self._name} is not known without running the file")
+
     def __repr__(self) -> str:
         return f"<unresolved {self._name}>"
 
@@ -150,8 +155,7 @@ def _read_into(module: types.ModuleType, tree: ast.Module, path: Path) -> None:
             except Exception:
                 value = None
             for t in targets:
-                if isinstance(t, ast.Name):
-                    ns[t.id] = value if value is not None else Unresolved(t.id)
+                _bind(ns, t, value)
         elif isinstance(node, ast.FunctionDef):
             decorators = _decorator_names(node)
             kernel = next((d for d in decorators if d.endswith("kernel") and not d.endswith("experimental_kernel")),
@@ -169,6 +173,17 @@ def _read_into(module: types.ModuleType, tree: ast.Module, path: Path) -> None:
                 exec(code, ns)  # noqa: S102 - defines one function; runs no user code
             except Exception as e:  # a decorator we cannot evaluate
                 ns[node.name] = Unresolved(f"{node.name} ({e})")
+
+
+def _bind(ns: dict, target: ast.expr, value: Any) -> None:
+    """Binds a module-level assignment's target: a name, or the names of a tuple unpacked from a
+    tuple of as many items (`M, N = (64, 128)`); each one unknown where the value is."""
+    if isinstance(target, ast.Name):
+        ns[target.id] = value if value is not None else Unresolved(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        known = isinstance(value, tuple) and len(value) == len(target.elts)
+        for i, item in enumerate(target.elts):
+            _bind(ns, item, value[i] if known else None)
 
 
 def is_experimental(kernel: Any) -> bool:
