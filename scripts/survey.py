@@ -35,7 +35,8 @@ def survey(folders: list[Path]) -> list[dict]:
                                       "HOME": str(Path.home())})
             text = run.stdout + run.stderr
             # held to cuTile Python's front end, or translated where it rejects every guess of the constants
-            translated = re.findall(r"^(\w+): (?:agrees with|not checked against) cuTile", text, re.M)
+            # (a kernel with a variant per type of its unannotated scalars: "k: s i32: agrees with ...")
+            translated = re.findall(r"^(\w+): (?:[^:\n]*: )?(?:agrees with|not checked against) cuTile", text, re.M)
             left = re.findall(r"^left out (\w+): (.*)$", text, re.M) + re.findall(r"^  (\w+): (\S+\.py:\d+:\d+: .*)$",
                                                                                   text, re.M)
             results.append({"file": f.as_posix(), "translated": translated, "refused": left,
