@@ -75,9 +75,7 @@ class Integers:
             bad = root if not root.startswith("$") else ", ".join(sorted(stated - set(dtypes.CONSTANT_DTYPES)))
             raise self.error(node, f"cutile 0.5.0 makes no constant of {bad}, which this kernel needs (a "
                                    "zero padding)")
-        for a in members:
-            self.state.narrowed[a] = {d for d in self.state.narrowed.get(a, dtypes.MOVED_ARRAY_DTYPES)
-                                      if d in dtypes.CONSTANT_DTYPES}
+        self.state.narrow(root, lambda d: d in dtypes.CONSTANT_DTYPES)
 
     def holds_integers(self, dtype: str) -> bool:
         """Whether tiles of `dtype` hold integers of any width: an integer dtype (or an array's, where it

@@ -84,9 +84,8 @@ class Products:
     def fp8_only(self, node: ast.AST, dtype: str) -> None:
         """Operands of `dtype` for a fast-accumulating mma: fp8 at every launch (the arrays of its
         class take only fp8), else refused as cuTile Python refuses them."""
-        root = self.state.union.find(dtype)
-        for a in self.state.members(root) if root.startswith("$") else ():
-            self.state.narrowed[a] = {d for d in self.state.narrowed.get(a, dtypes.MOVED_ARRAY_DTYPES) if d in FP8}
+        if self.state.union.find(dtype).startswith("$"):
+            self.state.narrow(dtype, lambda d: d in FP8)
         can_be = self.state.at_launch(dtype)
         if not self.state.survey and not (can_be and can_be <= FP8):
             raise self.error(node, "ct.mma(use_fast_acc=True) takes fp8 operands (float8_e4m3fn or float8_e5m2), as "

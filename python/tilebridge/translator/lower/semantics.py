@@ -211,8 +211,8 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
             self.computes_with_dtype(dst)
             return
         for root, ok in ((src, lambda d: dtypes.cutile_converts(d, dst)), (dst, lambda d: dtypes.cutile_converts(src, d))):
-            for a in self.state.members(root) if root.startswith("$") else ():
-                self.state.narrowed[a] = {d for d in self.state.narrowed.get(a, dtypes.MOVED_ARRAY_DTYPES) if ok(d)}
+            if root.startswith("$"):
+                self.state.narrow(root, ok)
 
     def convert(self, val: Value, dtype: str, out: list[ir.Stmt], hint: str) -> Value:
         if self.state.union.find(val.dtype) == self.state.union.find(dtype):

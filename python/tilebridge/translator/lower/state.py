@@ -316,6 +316,12 @@ class KernelState:
         stated, none an index array, none computed with."""
         return not (self.survey or set(members) & (self.int_arrays | self.computed | set(self.user_dtypes)))
 
+    def narrow(self, dtype: str, keep: typing.Callable[[str], bool]) -> None:
+        """The arrays in the dtype class of `dtype` take at launch only those of the dtypes they
+        could take that `keep` holds (`narrowed`: what conversions and operations allow)."""
+        for a in self.members(dtype):
+            self.narrowed[a] = {d for d in self.narrowed.get(a, MOVED_ARRAY_DTYPES) if keep(d)}
+
     def members(self, dtype: str) -> list[str]:
         """The arrays in the dtype class of `dtype` (those whose class has its root)."""
         root = self.union.find(dtype)

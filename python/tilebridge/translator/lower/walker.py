@@ -739,6 +739,16 @@ class Walker:
         """Binds a call's arguments to parameter names, as Python would."""
         return calls.bind_arguments(node, names, required, self.error)
 
+    def flag_arg(self, args: dict[str, ast.expr], name: str, out: list[ir.Stmt]) -> bool:
+        """A keyword flag of a call (`keepdims=`, `use_fast_acc=`): True or False, a compile-time
+        constant; False where the call leaves it out."""
+        if name not in args:
+            return False
+        val = self.expr(args[name], out)
+        if val.kind != "const" or not isinstance(val.py, bool):
+            raise self.error(args[name], f"{name} must be True or False")
+        return val.py
+
     def tile_arg(self, node: ast.expr, out: list[ir.Stmt], hint: str, numbers: bool = False) -> Value:
         """A tile operand; a runtime scalar there is a 0-d tile of its dtype, as cuTile Python takes
         it (`ct.sqrt(f)`). Not a number (cuTile Python folds `ct.exp(2.0)` into a constant), unless

@@ -47,7 +47,7 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
     given = args.get("axis")
     whole = given is None or (isinstance(given, ast.Constant) and given.value is None)
     axis = Value("const", py=None) if whole else w.expr(given, out)
-    keep, propagate = (_flag(w, args, name, out) for name in ("keepdims", "propagate_nan"))
+    keep, propagate = (w.flag_arg(args, name, out) for name in ("keepdims", "propagate_nan"))
     rank = len(x.shape)
     is_float = w.sem.float_only(x.dtype)
     if not is_float:
@@ -133,15 +133,6 @@ def _arg_reduction(w: Walker, node: ast.Call, which: str, out: list[ir.Stmt], hi
             first = select("first", some, nan_first, first, "i32", reduced)
     result = Value("tile", ir.TileType("i32", reduced), first)
     return w.sem.reshaped(result, final, out, hint) if final != reduced else result
-
-
-def _flag(w: Walker, args: dict, name: str, out: list[ir.Stmt]) -> bool:
-    if name not in args:
-        return False
-    val = w.expr(args[name], out)
-    if val.kind != "const" or not isinstance(val.py, bool):
-        raise w.error(args[name], f"{name} must be True or False")
-    return val.py
 
 
 def _compared_as(can_be: set[str]) -> str | None:

@@ -16,7 +16,7 @@ from ... import ir
 from ...rust_syntax import rust_name
 from ..bindings import Value
 from .pointers import base_pointers, stride_param
-from .views import make_view, view_name
+from .views import make_view, signed_integer_scalar, view_name
 
 if TYPE_CHECKING:
     from ..walker import Walker
@@ -42,9 +42,7 @@ def array_slice(w: Walker, node: ast.Call, array_value: Value, out: list[ir.Stmt
             raise w.error(args[what], f"the slice's {what} must be an integer")
         if val.kind == "const" and val.py < 0:
             raise w.error(args[what], f"Slice {what} must be non-negative")  # as cuTile Python says it
-        if val.kind not in ("const", "scalar", "tile") or (val.kind == "tile" and val.shape != ()) or (
-                val.kind != "const" and (not w.sem.integer(val.dtype)  # an array's values: an index array's
-                                         or w.state.union.find(val.dtype).startswith("u"))):
+        if val.kind != "const" and not signed_integer_scalar(w, val):
             raise w.error(args[what], f"the slice's {what} must be a signed integer scalar or 0-d tile")
         bounds.append(val)
     if all(b.kind == "const" for b in bounds) and bounds[1].py < bounds[0].py:

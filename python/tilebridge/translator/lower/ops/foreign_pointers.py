@@ -16,7 +16,7 @@ from ...rust_syntax import rust_name
 from ..bindings import Value
 from .pointers import base_pointers
 from .registry import ct_op
-from .views import make_view, view_name
+from .views import make_view, signed_integer_scalar, view_name
 
 if TYPE_CHECKING:
     from ..walker import Walker
@@ -68,7 +68,6 @@ def _extents(w: Walker, node: ast.expr, what: str, out: list[ir.Stmt]) -> list[V
     for v in items.py:
         if v.kind == "const" and (type(v.py) is not int or v.py < 0):
             raise w.error(node, f"the {what} must be non-negative integers")
-        if v.kind != "const" and (v.kind not in ("scalar", "tile") or (v.kind == "tile" and v.shape != ()) or
-                                  not w.sem.integer(v.dtype) or w.state.union.find(v.dtype).startswith("u")):
+        if v.kind != "const" and not signed_integer_scalar(w, v):
             raise w.error(node, f"the {what} must be numbers or signed integer scalars")
     return list(items.py)

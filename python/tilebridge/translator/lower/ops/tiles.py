@@ -380,10 +380,7 @@ def _filled(w: Walker, node, shape_node, fill: Value, dtype_node, out, hint) -> 
 def ct_mma(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["x", "y", "acc", "use_fast_acc"], 3)
     a, b, acc = (w.tile_arg(args[k], out, hint) for k in ("x", "y", "acc"))
-    fast = w.expr(args["use_fast_acc"], out) if "use_fast_acc" in args else Value("const", py=False)
-    if fast.kind != "const" or not isinstance(fast.py, bool):
-        raise w.error(args["use_fast_acc"], "use_fast_acc must be True or False (a compile-time constant)")
-    return w.sem.mma(node, a, b, acc, out, hint, fast_acc=fast.py)
+    return w.sem.mma(node, a, b, acc, out, hint, fast_acc=w.flag_arg(args, "use_fast_acc", out))
 
 
 @ct_op("matmul")

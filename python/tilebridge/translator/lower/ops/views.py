@@ -1,7 +1,7 @@
 """Tensor views a kernel makes from a pointer (cutile 0.5.0's `make_tensor_view`, unsafe): a list's
-item (`lists`) and an array's slice (`array_slices`). From there on each is an array of the kernel,
-loaded and stored through as any; what the kernel writes through it, it writes into the array it
-views (`lower.kernel` merges the two)."""
+item (`lists`), an array's slice (`array_slices`) and `ct.Array.from_foreign` (`foreign_pointers`).
+From there on each is an array of the kernel, loaded and stored through as any; what the kernel
+writes through it, it writes into the array it views (`lower.kernel` merges the two)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,13 @@ def view_name(w: Walker, hint: str, fallback: str) -> str:
     name = w.state.fresh(name) if name in w.state.items or hint not in w.state.src_names else name
     w.state.used_names.add(name)
     return name
+
+
+def signed_integer_scalar(w: Walker, v: Value) -> bool:
+    """Whether `v` is a signed integer scalar, or a 0-d tile of one (an array's values taken as
+    integers): what a view's start, extent or stride may be besides a number."""
+    return ((v.kind == "scalar" or (v.kind == "tile" and v.shape == ())) and w.sem.integer(v.dtype)
+            and not w.state.union.find(v.dtype).startswith("u"))
 
 
 def make_view(w: Walker, name: str, of: ir.ArrayParam, base: ir.Expr, extents: list[str], strides: list[str],
