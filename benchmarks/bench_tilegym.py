@@ -23,6 +23,7 @@ import torch  # noqa: E402
 
 import tilebridge as tb  # noqa: E402
 from tilebridge.verifier.bench import Timing, print_table, time_case  # noqa: E402
+from tilebridge.verifier.check import copies  # noqa: E402
 from tilebridge.verifier.report import Run, measure_roofline  # noqa: E402
 
 
@@ -110,13 +111,16 @@ def cases():
 
 
 def recorded_launches(op):
-    """Runs `op` once; returns its ct.launch calls as (stream, grid, kernel, args)."""
+    """Runs `op` once; returns its ct.launch calls as (grid, kernel, args), each launch's arrays
+    copied as it found them: timing a launch runs it hundreds of times, and one that updates an
+    array a later launch reads (moe_align's counts and sorted ids, read by the fused moe kernel)
+    would otherwise hand that launch what no real call gives it."""
     import cuda.tile as ct
 
     calls, original = [], ct.launch
 
     def record(stream, grid, kernel, args):
-        calls.append((grid, kernel, tuple(args)))
+        calls.append((grid, kernel, tuple(copies(args))))
         return original(stream, grid, kernel, args)
 
     ct.launch = record

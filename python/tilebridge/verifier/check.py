@@ -70,7 +70,7 @@ def describe(args: Iterable[Any]) -> str:
     return ", ".join(parts)
 
 
-def _copy(args: Iterable[Any]) -> list[Any]:
+def copies(args: Iterable[Any]) -> list[Any]:
     """Own copies of the arrays, lists of arrays item by item."""
     return [[x.clone() for x in a] if isinstance(a, (list, tuple)) else a.clone() if hasattr(a, "clone") else a
             for a in args]
@@ -87,7 +87,7 @@ def run_case(ext, kernel: Any, grid: Any, args: tuple) -> CaseResult:
     # took for an input shows as a difference.
     arrays = [i for i, a in enumerate(args) if hasattr(a, "clone") or (
         isinstance(a, (list, tuple)) and a and all(hasattr(x, "clone") for x in a))]
-    py_args, rs_args = _copy(args), _copy(args)
+    py_args, rs_args = copies(args), copies(args)
     stream = torch.cuda.current_stream()
     result = CaseResult(name, describe(args))
     for side, run in (("cuTile Python", lambda: ct.launch(stream, grid, kernel, tuple(py_args))),
