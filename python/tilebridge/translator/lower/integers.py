@@ -38,6 +38,47 @@ class Integers:
             return True
         return root in dtypes.DTYPES and dtypes.DTYPES[root].is_integer
 
+    def integers_as(self, val: Value, have: str, dtype: str, want: str, out: list[ir.Stmt], hint: str) -> Value:
+        """`val`, integers that are `have` at launch, as `dtype` (integers that are `want`). cutile's
+        convert_tile converts no integer to another integer type: widening is exti (signed or not
+        as the source is), narrowing trunci (wrapping, as astype does), a change of sign at one
+        width a bitcast; between one type it is the identity, and tileiras keeps what it knows of
+        the value (its divisibility)."""
+        if have == want:
+            return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
+        wider = dtypes.DTYPES[want].itemsize - dtypes.DTYPES[have].itemsize
+        if wider < 0:
+            return self.narrow_integers(val, have, dtype, out, hint)
+        call = ir.Call("exti" if wider > 0 else "bitcast", (val.expr,))
+        return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), call)
+
+    def integers_by_launch(self, val: Value, dtype: str, out: list[ir.Stmt], hint: str) -> Value | None:
+        """An index array's values (i32 or i64, as launched) as a concrete integer type, or such
+        integers as the index array's type: one conversion for each type the launch may bind,
+        chosen by a `bool` const generic the launcher sets (`X_IS_I64`), whose `if` cutile folds,
+        compiling only the branch taken, as cuTile Python compiles for the dtype it is launched
+        with. None where neither side is such a class or both are (or in the survey)."""
+        sides = [(self.state.union.find(d), self.state.pinned(d)) for d in (val.dtype, dtype)]
+        launched = [root for root, pinned in sides if pinned is None]
+        if self.state.survey or len(launched) != 1 or self.state.at_launch(launched[0]) != {"i32", "i64"}:
+            return None
+        flag = self.as_condition(Value("dtype_test", py=(launched[0], "i64", False))).expr
+        name = self.state.fresh(hint)
+        type_ = ir.TileType(dtype, val.shape)
+        zero = (ir.TypeConst(dtype, "ZERO") if sides[1][1] is None else
+                ir.Lit(f"0{sides[1][1]}"))
+        out.append(ir.Let(name, type_, ir.Call("constant", (zero, ir.Shape(val.shape))), self.state.line,
+                          mutable=True))
+        arms: list[list[ir.Stmt]] = []
+        for bound in ("i64", "i32"):
+            have, want = (sides[0][1] or bound), (sides[1][1] or bound)
+            arm: list[ir.Stmt] = []
+            converted = self.integers_as(val, have, dtype, want, arm, hint)
+            arm.append(ir.Assign(name, converted.expr, self.state.line))
+            arms.append(arm)
+        out.append(ir.IfElse(flag, arms[0], arms[1], self.state.line))
+        return Value("tile", type_, ir.Var(name))
+
     def narrow_integers(self, val: Value, have: str, dtype: str, out: list[ir.Stmt], hint: str) -> Value:
         """`val` (integers of dtype `have`) as the narrower integer `dtype`, wrapping as astype does.
         cutile 0.5.0 cannot write trunci without an overflow flag, and a flag makes a value that does

@@ -222,20 +222,11 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
             self.integer(val.dtype)  # an array's values taken as integers
         if self.holds_integers(val.dtype) and self.holds_integers(dtype):
             have, want = self.state.pinned(val.dtype), self.state.pinned(dtype)
-            if have is not None and have == want:
-                # One integer type at every launch (e.g. an index array stated int32): convert_tile is
-                # the identity, and tileiras keeps what it knows of the value (its divisibility).
-                return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (val.expr,)))
-            if have in dtypes.DTYPES and want in dtypes.DTYPES:
-                # cutile's convert_tile converts no integer to another integer type: widening is exti
-                # (signed or not as the source is), narrowing trunci (wrapping, as astype does), a
-                # change of sign at one width a bitcast.
-                wider = dtypes.DTYPES[want].itemsize - dtypes.DTYPES[have].itemsize
-                if wider < 0:
-                    return self.narrow_integers(val, have, dtype, out, hint)
-                call = ir.Call("exti" if wider > 0 else "bitcast", (val.expr,))
-                return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), call)
-            # An index array's type is i32 or i64 as launched: through f64, exact below 2**53.
+            if (have is not None and have == want) or (have in dtypes.DTYPES and want in dtypes.DTYPES):
+                return self.integers_as(val, have, dtype, want, out, hint)
+            if (launched := self.integers_by_launch(val, dtype, out, hint)) is not None:
+                return launched
+            # Integer types bound at launch on both sides: through f64, exact below 2**53.
             wide = self.bind_temp(out, hint, ir.TileType("f64", val.shape), ir.Call("convert_tile", (val.expr,)))
             return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("convert_tile", (wide.expr,)))
         if self.state.union.find(val.dtype) == "bool":
@@ -252,8 +243,11 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
         if val.kind == "const":
             pinned = self.state.pinned(dtype)
             wide_ints = ("i32", "i64", "u32", "u64")  # the integers cutile makes constants of
+            # An array's dtype that is f64 at every launch takes an f64 literal, as cuTile Python
+            # makes it (0.1 rounded to f32 first would be another number); f16 and bf16 ones an
+            # f32 literal converted, as below.
             concrete = dtype if dtype in FLOAT_RANK or dtype in wide_ints else (
-                pinned if pinned in wide_ints else "i32" if self.index_class(dtype) else "f32")
+                pinned if pinned in wide_ints or pinned == "f64" else "i32" if self.index_class(dtype) else "f32")
             if concrete in ("f16", "bf16", "tf32"):
                 concrete = "f32"
             if concrete in FLOAT_RANK:
