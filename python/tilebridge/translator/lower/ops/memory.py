@@ -164,6 +164,10 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
         padding = None  # the plain partition pads with zero
     if padding not in (None, "padding::Zero"):  # NaN, an infinity, -0.0: a float's padding
         w.sem.computes_with_dtype(f"${array.name}")
+        integers = sorted(d for d in w.state.at_launch(f"${array.name}") if dtypes.DTYPES[d].is_integer or d == "bool")
+        if integers and not w.state.survey:  # cuTile Python's front end takes it; tileiras does not
+            raise w.error(args["padding_mode"], f"padding_mode {padding.split('::')[1]} pads floats: Tile IR "
+                                                f"takes it for no array of {integers[0]}, which '{array.name}' is")
     if order is not None and padding is not None:
         raise w.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
     idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
