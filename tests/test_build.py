@@ -60,11 +60,27 @@ def test_launch_without_gpu_raises_device_error(examples_ext):
         examples_ext.vector_add((4,), *fakes(), TILE=1024)
 
 
+@pytest.mark.parametrize("typestr", ["<f8", "<i4", "<i8", "<u4"])
+def test_arrays_computed_with_take_every_family_of_dtypes(examples_ext, typestr):
+    """vector_add computes with its arrays: translated for f32, f16 and bf16, and once more for f64
+    and once for integers, its launcher picking the translation by the dtypes launched, as cuTile
+    Python specializes on them. Every check passes (the launch then finds no GPU here)."""
+    with pytest.raises(tb.DeviceError, match="no CUDA driver"):
+        examples_ext.vector_add((4,), *fakes(typestr=typestr), TILE=1024)
+    meta = ExtensionMetadata.from_json(examples_ext.__tilebridge__).kernels["vector_add"]
+    assert meta.dtypes["E0"] == ["f32", "f16", "bf16", "f64", "i32", "i64", "u32", "u64"]
+    assert "arrays of f64: agrees with cuTile Python" in meta.checked
+
+
 @pytest.mark.parametrize("mutate, error, pattern", [
     # a + b of an f32 a and an f16 b is f32, as cuTile Python promotes it: an f16 c would narrow it
     (lambda a: (a[0], FakeCudaArray((4096,), "<f2", 0x7100_0000), FakeCudaArray((4096,), "<f2", 0x7200_0000)),
      tb.ArgumentError, r"does not take the dtypes of 'a' \(f32\), 'b' \(f16\), 'c' \(f16\) together"),
-    (lambda a: fakes(typestr="<i4"), tb.ArgumentError, "was built for f32, f16, bf16"),
+    # int32 b beside f32 a and c: neither the floats as translated nor the variants, which take
+    # every array of f64, or every array of integers (below)
+    (lambda a: (a[0], FakeCudaArray((4096,), "<i4", 0x7100_0000), a[2]), tb.ArgumentError,
+     r"argument 'b' has dtype i32, but kernel `vector_add` was built for f32, f16, bf16 \(and with 'a', 'b', "
+     r"'c' of f64, or of i32, i64, u32, u64\)"),
     (lambda a: (FakeCudaArray((64, 64)), a[1], a[2]), tb.ArgumentError, "must have rank 1"),
     # another view of an input: refused (the very same array is an in-place update, below)
     (lambda a: (a[0], a[1], FakeCudaArray((4096,), ptr=0x7000_0000 + 64)), tb.ArgumentError,
@@ -375,9 +391,11 @@ def test_checked_ops_compile(monkeypatch):
             # cutile scans axis 0 only: the row sums are permuted there and back
             ("prefix_sums", ["f32", "f32", "f16", "16", "64"], [("x", rows), ("y", rows), ("z", rows)],
              ["scan", "permute", "reverse=true"]),
-            # int64 ids met as int32 (through f64); the bool match summed through a select (cutile converts no bools)
-            ("count_ids", ["i64", "i32", "8", "256"], [("ids", [1]), ("counts", [1])], ["select", "cmpi", "itof", "ftoi"]),
-            ("window_sum", ["i32", "f16", "f32", "256", "300"], [("start", [1]), ("x", [1]), ("y", [1])], ["for "]),
+            # int64 ids met as int32 (the branch for int64 ids, which the flag `IDS_IS_I64` takes: their
+            # low bits); the bool match summed through a select (cutile converts no bools)
+            ("count_ids", ["i64", "i32", "8", "256", "true"], [("ids", [1]), ("counts", [1])],
+             ["select", "cmpi", "trunci"]),
+            ("window_sum", ["i32", "f16", "f32", "256", "300", "false"], [("start", [1]), ("x", [1]), ("y", [1])], ["for "]),
             # the zero padding a constant tile of the gather's shape, in the load; then an mma into a
             # zero accumulator of f16, as cuTile Python's matmul of f16 tiles takes (the launcher binds
             # the accumulator per dtype: the third generic)
@@ -392,6 +410,11 @@ def test_checked_ops_compile(monkeypatch):
         ir = re.sub(r"%\w+", "%v", ir)
         assert all(op in ir for op in ops), (name, ir)
         coverage.cubin(bytecode)  # and tileiras takes it
+    # int32 ids as they are: no tile converted at all, so tileiras keeps what it knows of them (the
+    # padding, a number, still goes through f64: cutile converts no integer scalar to another)
+    ir, _ = ext._compile_only("count_ids", ["i32", "i32", "8", "256", "false"], [("ids", [1]), ("counts", [1])],
+                              "sm_90")
+    assert not re.search(r"= (itof|ftoi|trunci|exti) .*tile<\d", ir), ir
     # cuTile Python's own Tile IR of the f16 matmul accumulates in f16 too (its mma line, same types)
     from tilebridge.translator.frontend import import_file
 
@@ -632,8 +655,8 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     assert meta["shifted"].unsafe_reasons == [
         "scatters to 'y' through pointers (obligation: blocks write disjoint elements of it; the kernel keeps it, "
         "as cuTile Python requires)"]
-    ir, _ = ext._compile_only("wild_gather", ["f32", "i32", "i32", "64"], [("x", [-1, 1]), ("rows", [1]),
-                                                                        ("cols", [1]), ("y", [1])], "sm_90")
+    ir, _ = ext._compile_only("wild_gather", ["f32", "i32", "i32", "64", "false", "false"],  # rows, cols int32
+                              [("x", [-1, 1]), ("rows", [1]), ("cols", [1]), ("y", [1])], "sm_90")
     assert ir.count("load_ptr_tko") == 3
     assert meta["wild_gather"].safe
     # rows a block owns (ct.bid(0), a tile of it, one element, masked, in a loop): safe; through cubin
@@ -692,7 +715,8 @@ def test_moved_arrays_take_any_dtype_unstated(monkeypatch):
     assert "bool" in meta["tile_copy"].dtypes["E0"] and "bool" not in meta["quantize"].dtypes["E0"]  # cutile converts no bool
     examples = ExtensionMetadata.from_json(tb.build([str(p) for p in EXAMPLES], module="tilebridge_examples",
                                                     quiet=True).__tilebridge__).kernels
-    assert examples["vector_add"].dtypes["E0"] == ["f32", "f16", "bf16"]  # computed with: as before
+    # computed with: f32, f16 and bf16 as translated, and the variants for f64 and the integers
+    assert examples["vector_add"].dtypes["E0"][:3] == ["f32", "f16", "bf16"]
 
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     from tilebridge.translator.frontend import import_file
@@ -776,7 +800,7 @@ def test_checks_tiles_from_tuples_and_bytes_reach_tile_ir_as_cuTile_Pythons(monk
     any_ext = tb.build(moved, quiet=True)
     sources = {src.name: src for src in frontend.load_all(moved)}
     for name, dtype, op in (("xorshift", "u32", "shri"), ("widened", "u16", "exti")):
-        (kir,) = lower_checked(sources[name], None, False, ())
+        kir = lower_checked(sources[name], None, False, ())[0]
         first = kir.compiled_at[0]  # at `dtype` for the first array, whatever the check sampled
         spec = replace(first, generics=[dtype, *first.generics[1:]],
                        signature=[(first.signature[0][0], dtype, first.signature[0][2]), *first.signature[1:]])
@@ -883,7 +907,7 @@ def shown(x, y, T: ct.Constant[int]):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ext = tb.build(tmp_path / "shown.py", quiet=True, dtypes={"x": ["f32", "bf16"]})
     (src,) = frontend.load_all(tmp_path / "shown.py")
-    (kir,) = lower_checked(src, {"x": ["f32", "bf16"]}, False, ())
+    kir = lower_checked(src, {"x": ["f32", "bf16"]}, False, ())[0]
 
     def prints(text: str) -> list[tuple[str, str]]:
         found = re.findall(r'print_tko "(.*?)", .*?: ((?:tile<\w+>(?:, )?)+)', text)
@@ -997,7 +1021,7 @@ def empty(x, y, T: ct.Constant[int]):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     tb.build(tmp_path / "empty.py", quiet=True, cubins=True)
     (src,) = frontend.load_all(tmp_path / "empty.py")
-    (kir,) = lower_checked(src, None, False, ())
+    kir = lower_checked(src, None, False, ())[0]
     assert not any(isinstance(s, ir.For) for s in kir.body), kir.body
     (tmp_path / "bad.py").write_text(source.replace("ct.cumsum(t.astype(ct.int32), axis=1).astype(t.dtype))",
                                                     "ct.cumsum(t, axis=-1))"))
@@ -1106,7 +1130,7 @@ def shaped(x, y, T: ct.Constant):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ext = tb.build(tmp_path / "shaped.py", quiet=True, cubins=True, dtypes={"x": ["i32"], "y": ["i32"]})
     (src,) = frontend.load_all(tmp_path / "shaped.py")
-    (kir,) = lower_checked(src, {"x": ["i32"], "y": ["i32"]}, False, ())
+    kir = lower_checked(src, {"x": ["i32"], "y": ["i32"]}, False, ())[0]
     assert kir.compiled_at
     with pytest.raises(TypeError, match="'T'"):  # the launcher's argument conversion, naming the parameter
         ext.shaped((1,), FakeCudaArray((64,), "<i4"), FakeCudaArray((64,), "<i4", ptr=0x7100_0000), T=2.5)
@@ -1188,7 +1212,7 @@ def test_loops_left_early(monkeypatch, tmp_path):
     sources = {src.name: src for src in frontend.load_all(path)}
     for name, loops in (("first_above", 1), ("positive_tiles", 1), ("helper_returns_in_loop", 1),
                         ("helper_returns_in_nested_loops", 2), ("stores_until_negative", 1), ("strided_until", None)):
-        (kir,) = lower_checked(sources[name], None, False, ())
+        kir = lower_checked(sources[name], None, False, ())[0]
         spec = kir.compiled_at[0]
         ours, bytecode = ext._compile_only(name, spec.generics, spec.strides, "sm_90")
         theirs = coverage.python_tile_ir(sources[name].kernel, spec)
@@ -1252,7 +1276,7 @@ def raw_scalar(x, y, n: int):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     ext = tb.build(tmp_path / "raw.py", quiet=True, cubins=True)
     for src in frontend.load_all(tmp_path / "raw.py"):
-        (kir,) = lower_checked(src, None, False, ())
+        kir = lower_checked(src, None, False, ())[0]
         assert not kir.safety.safe and all(p.rank == 1 for p in kir.params if isinstance(p, tb_ir.ArrayParam))
         spec = kir.compiled_at[0]
         ours, _ = ext._compile_only(src.name, spec.generics, spec.strides, "sm_90")
@@ -1340,7 +1364,7 @@ def branchy(x, w, y, T: ct.Constant[int]):
     dtypes = {"x": ["f16", "f32", "bf16", "f64"], "w": ["f16", "f32"], "y": ["f16", "f32"]}
     ext = tb.build(tmp_path / "branchy.py", quiet=True, cubins=True, dtypes=dtypes)
     (src,) = frontend.load_all(tmp_path / "branchy.py")
-    (kir,) = lower_checked(src, dtypes, False, ())
+    kir = lower_checked(src, dtypes, False, ())[0]
     flags = [f.rust_name for f in kir.dtype_flags]
     assert flags == ["X_IS_F64", "X_IS_F16", "X_SAME_DTYPE_AS_Y", "X_IS_F32", "PROMOTED_IS_F32", "W_IS_F32"], flags
     taken = {tuple(s.generics[-len(flags):]) for s in kir.compiled_at}
@@ -1411,7 +1435,8 @@ def unrolled_tests(x, y, T: ct.Constant[int]):
         t = t + 1
     ct.store(y, index=(ct.bid(0),), tile=t)
 """)
-    body = tb.translate(tmp_path / "unrolled.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    rust = tb.translate(tmp_path / "unrolled.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    body = rust[rust.index("fn unrolled_tests<"):rust.index("fn unrolled_tests_f64<")]  # as translated
     assert len(re.findall(r"^\s*t = t \* t_\d+;", body, re.M)) == 2, body
 
 
@@ -1424,7 +1449,7 @@ def test_item_of_a_tile_of_an_arrays_dtype(monkeypatch):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     fixture = REPO / "tests" / "fixtures" / "language.py"
     (src,) = [s for s in frontend.load_all(fixture) if s.name == "scaled_by_first"]
-    (kir,) = lower_checked(src, None, False, ())
+    kir = lower_checked(src, None, False, ())[0]
     assert {s.generics[0] for s in kir.compiled_at} == {"f32", "f16", "bf16"}, kir.compiled_at
     body = tb.translate(src.kernel, runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
     assert "let first: Tile<E0, { [] }> = first_2.reshape(const_shape![]);" in body, body
@@ -1455,7 +1480,7 @@ def regrouped(x, y, W: ct.Constant[int], T: ct.Constant[int]):
     (tmp_path / "regrouped.py").write_text(source)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     (src,) = frontend.load_all(tmp_path / "regrouped.py")
-    (kir,) = lower_checked(src, None, False, ())
+    kir = lower_checked(src, None, False, ())[0]
     assert not kir.refusals and not kir.launch_checks, kir.refusals
     body = tb.translate(tmp_path / "regrouped.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
     assert "if W != 1i32 {" in body and "if W == 1i32" not in body, body
@@ -1463,7 +1488,7 @@ def regrouped(x, y, W: ct.Constant[int], T: ct.Constant[int]):
     (tmp_path / "bad.py").write_text(source.replace("(x, y, W", "(x, y, z, W").replace(
         "tile=ct.reshape(t, (T,)) * 2)", "tile=ct.reshape(t, (T,)) * 2)\n        ct.scatter(z, ct.arange(T, dtype=ct.int32), t)"))
     (bad,) = frontend.load_all(tmp_path / "bad.py")
-    (kir,) = lower_checked(bad, None, False, ())  # the branch that scatters it, refused at launch with why
+    kir = lower_checked(bad, None, False, ())[0]  # the branch that scatters it, refused at launch with why
     assert len(kir.refusals) == 1 and "`W != 1` true: bad.py:14:9: the value's shape (1, 'T') does not broadcast " \
         "to the indices' shape ('T',)" in kir.refusals[0], kir.refusals
 
@@ -1479,7 +1504,7 @@ def test_array_slices_are_views_clamped_into_their_array(monkeypatch, tmp_path):
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     fixture = REPO / "tests" / "fixtures" / "language.py"
     (src,) = [s for s in frontend.load_all(fixture) if s.name == "ragged_rows"]
-    (kir,) = lower_checked(src, None, False, ())
+    kir = lower_checked(src, None, False, ())[0]
     assert kir.compiled_at and "slices 'c' (a tensor view made from a pointer) (obligation: the view lies inside " \
         "the array; the translation keeps it: start and stop are clamped into the array)" in kir.safety.reasons
     assert [p.name for p in kir.arrays if p.written] == ["c"]  # written through its slice: lent to the launch
@@ -1522,7 +1547,7 @@ def pv(p, v, out, T: ct.Constant[int]):
     (tmp_path / "pv.py").write_text(source)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     (src,) = frontend.load_all(tmp_path / "pv.py")
-    (kir,) = lower_checked(src, None, False, ())
+    kir = lower_checked(src, None, False, ())[0]
     assert [c.allowed for c in kir.dtype_classes if c.arrays == ["v"]] == [["f16"]], kir.dtype_classes
     assert kir.compiled_at
     ext = tb.build(tmp_path / "pv.py", module="pv_rs", quiet=True, cubins=True)
@@ -1550,7 +1575,7 @@ def last_row(x, y, out, N: ct.Constant[int]):
     ct.store(out, index=(ct.bid(0),), tile=acc)
 """)
     (src,) = frontend.load_all(tmp_path / "carried.py")
-    (kir,) = lower_checked(src, None, False, ())
+    kir = lower_checked(src, None, False, ())[0]
     assert [sorted(c.arrays) for c in kir.dtype_classes if "x" in c.arrays] == [["out", "x", "y"]], kir.dtype_classes
     assert kir.compiled_at
 
@@ -1575,7 +1600,7 @@ def scalar_gathers(x, n, y, T: ct.Constant[int]):
     (tmp_path / "scalar_gathers.py").write_text(source)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     (src,) = frontend.load_all(tmp_path / "scalar_gathers.py")
-    (kir,) = lower_checked(src, None, False, ())
+    kir = lower_checked(src, None, False, ())[0]
     assert kir.safety.safe and kir.compiled_at, kir.safety.reasons
     body = tb.translate(tmp_path / "scalar_gathers.py", runtime_path=tbuild.RUNTIME_CRATE).files["src/tile_kernels.rs"]
     assert "let count: Tile<E1, { [] }> = count_one.reshape(const_shape![]);" in body, body
@@ -1602,7 +1627,7 @@ def permuted(x, y, z, TM: ct.Constant[int], TN: ct.Constant[int]):
     (tmp_path / "permuted.py").write_text(source)
     monkeypatch.setenv("CUDA_TOOLKIT_PATH", str(toolchain.cuda_root()))
     (src,) = frontend.load_all(tmp_path / "permuted.py")
-    (kir,) = lower_checked(src, None, False, ())
+    kir = lower_checked(src, None, False, ())[0]
     assert kir.safety.safe and kir.compiled_at, kir.safety.reasons
     body = re.sub(r"\(\s+", "(", " ".join(tb.translate(tmp_path / "permuted.py", runtime_path=tbuild.RUNTIME_CRATE)
                                           .files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
@@ -1667,7 +1692,7 @@ def managed_in_loop(x, y, n: ct.Constant[int], T: ct.Constant[int]):
     assert order == sorted(order), managed
     tb.build(tmp_path / "managed.py", quiet=True, cubins=True)
     for src in frontend.load_all(tmp_path / "managed.py"):
-        (kir,) = lower_checked(src, None, False, ())
+        kir = lower_checked(src, None, False, ())[0]
         assert kir.compiled_at and kir.safety.safe, (src.name, kir.safety.reasons)
     # Read without running it (an import that fails): the managers are kept as managers.
     (tmp_path / "unimported.py").write_text("import a_package_that_is_not_installed\n" + source)

@@ -57,11 +57,14 @@ def meta(out):
 def test_translate_with_dtypes_launches_and_lifted_gathers(tmp_path):
     vector_add = str(REPO / "examples" / "vector_add.py")
     assert tilebridge("translate", vector_add, "-o", str(tmp_path / "plain")).returncode == 0
-    defaults = ["f32", "f16", "bf16"]
-    assert meta(tmp_path / "plain")["vector_add"]["dtypes"] == {"E0": defaults, "E1": defaults, "E2": defaults}
+    # computed with: f32, f16 and bf16 as translated, then the variants' f64 and integers
+    families = ["f32", "f16", "bf16", "f64", "i32", "i64", "u32", "u64"]
+    assert meta(tmp_path / "plain")["vector_add"]["dtypes"] == {"E0": families, "E1": families, "E2": families}
     proc = tilebridge("translate", vector_add, "--dtype", "a=f16", "-o", str(tmp_path / "f16"))
     assert proc.returncode == 0, proc.stderr
-    assert meta(tmp_path / "f16")["vector_add"]["dtypes"] == {"E0": ["f16"], "E1": defaults, "E2": defaults}
+    # a stated: b and c take f64 beside its f16 (cuTile Python promotes them to f64); as no
+    # integer is stored with a float, no variant for integers
+    assert meta(tmp_path / "f16")["vector_add"]["dtypes"] == {"E0": ["f16"], "E1": families[:4], "E2": families[:4]}
     log = tmp_path / "launches.jsonl"
     arg = {"dtype": "float64", "shape": [8], "strides": [1]}
     log.write_text('{"file": "vector_add.py", "kernel": "vector_add", "args": {"a": %s, "b": %s, "c": %s, "TILE": 8}}\n'

@@ -30,6 +30,13 @@ def generated(path: Path) -> dict[str, str]:
     return files
 
 
+def function_text(rust: str, name: str) -> str:
+    """The text of kernel function `name` in a generated `tile_kernels.rs` (not its variants for
+    other dtypes, which follow it)."""
+    start = rust.index(f"fn {name}<")
+    return rust[start:rust.index("\n    }\n", start)]
+
+
 def in_place_pairs(path: Path, source: str) -> dict[str, list[tuple[str, str]]]:
     """The in-place pairs each kernel of `source` (written to `path`) lets a launch alias."""
     path.write_text(source)
@@ -219,7 +226,8 @@ def start_bound_again(x, y, N: T, B: T):
     meta = ExtensionMetadata.from_json(files["tilebridge.json"]).kernels
     assert meta["chunks"].safe, meta["chunks"].unsafe_reasons
     body = re.sub(r"\(\s+", "(", " ".join(files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
-    assert body.count("gather_span_2d(x, x_stride_0, get_tile_block_id().0, j * B, check, ") == 1
+    chunks = re.sub(r"\(\s+", "(", " ".join(function_text(files["src/tile_kernels.rs"], "chunks").split()))
+    assert chunks.count("gather_span_2d(x, x_stride_0, get_tile_block_id().0, j * B, check, ") == 1
     assert "scatter_own_row_span_2d(y, y_stride_0, get_tile_block_id().0, j * B, check, " in body
     assert "gather_span_2d(x, x_stride_0, get_tile_block_id().0, j * B, false, " in body
     assert "gather_1d_into_1d(w, " in body  # one element, check_bounds=False: its one lane checked
@@ -661,16 +669,21 @@ def test_gathers_lower_as_cuda_tile_python_does(tmp_path):
         "    ct.store(y, index=(ct.bid(0), 0), tile=t)\n")
     pinned = tb.translate(tmp_path / "rows.py", runtime_path=RUNTIME_CRATE, dtypes={"ids": ["int32"]})
     rust = pinned.files["src/tile_kernels.rs"]
-    body = rust[rust.index("fn rows"):]
+    body = function_text(rust, "rows")
     assert "f64" not in body and "select(" not in body
     assert "pub unsafe fn load_ptr_tko_padded<" in rust and "gather_1d_into_2d(a, offsets, " in body
     assert "constant(E0::ZERO, const_shape![TM, TK])" in body
     gather = rust[rust.index("pub fn gather_1d_into_2d<"):]
     assert "lt_tile(i0_bits, extent0_bits)" in gather and "ge_tile" not in gather
     assert "unsafe" not in body
-    # ids of either integer type: through f64, exact (cutile converts no integer to another)
+    # ids of either integer type: a conversion for each, chosen by a flag the launcher sets, which
+    # cutile folds (the identity for int32, keeping what tileiras knows of the values; for int64
+    # the low bits, as the int64 ids stated would take); no f64, which hid the row offsets'
+    # divisibility from tileiras (the fused moe kernel's A gathers)
     either = tb.translate(tmp_path / "rows.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
-    assert "Tile<f64," in either[either.index("fn rows"):]
+    body = function_text(either, "rows")
+    assert "f64" not in body and "const IDS_IS_I64: bool" in body
+    assert "if IDS_IS_I64 {" in body and "trunci(" in body and "exti(" in body
 
 
 def test_a_zero_padded_gather_takes_only_dtypes_cutile_makes_constants_of(tmp_path):
@@ -690,6 +703,22 @@ def test_a_zero_padded_gather_takes_only_dtypes_cutile_makes_constants_of(tmp_pa
     with pytest.raises(tb.TranslationError, match=r"moved.py:6:9: cutile 0.5.0 makes no constant of i8, which this "
                                                   r"kernel needs \(a zero padding\)"):
         tb.translate(tmp_path / "moved.py", runtime_path=RUNTIME_CRATE, dtypes={"x": ["int8"], "y": ["int8"]})
+
+
+def test_computed_arrays_get_a_variant_per_family_of_dtypes():
+    """Arrays a kernel computes with take f32, f16 and bf16 as translated, and the kernel is
+    translated once more for f64 and once for integers, each checked against cuTile Python at its
+    dtypes: an f64 variant's literals are f64 (0.1 rounded to f32 first is another number), a
+    float literal leaves the integers out, and only integers of 32 and 64 bits are offered (cutile
+    0.5.0's JIT computes with no 16-bit one and makes no 8-bit constant)."""
+    crate = tb.translate(REPO / "tests" / "fixtures" / "any_dtype.py", runtime_path=RUNTIME_CRATE)
+    rust, meta = crate.files["src/tile_kernels.rs"], ExtensionMetadata.from_json(crate.files["tilebridge.json"])
+    assert "broadcast_scalar(0.1f64, " in function_text(rust, "tenth_added_f64")
+    assert "fn tenth_added_integers" not in rust and "fn mixed_sum_integers" in rust
+    assert sorted(meta.kernels["tenth_added"].dtypes["E0"]) == ["bf16", "f16", "f32", "f64"]
+    assert meta.kernels["mixed_sum"].dtypes["E0"] == ["f32", "f16", "bf16", "f64", "i32", "i64", "u32", "u64"]
+    # moved arrays take every dtype as before: no variant
+    assert "fn tile_copy_f64" not in rust and "i16" in meta.kernels["tile_copy"].dtypes["E0"]
 
 
 def test_int64_literals_beyond_int32_are_built_from_pieces():

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from . import emit, frontend, ir, lower, oracle, recorded_launches, specializations
 from .emit import CrateFiles
+from ..dtypes import COMPUTED_ARRAY_DTYPES
 from ..errors import TranslationError
 
 __all__ = ["translate", "assemble", "lower_checked", "CrateFiles", "TranslationError", "default_module_name"]
@@ -107,10 +108,21 @@ def lower_checked(src: frontend.KernelSource, dtypes: Mapping[str, Sequence[Any]
              launches: Sequence[recorded_launches.Launch]) -> list[ir.KernelIR]:
     """One kernel's IR, checked against cuTile Python; for unannotated scalar parameters, which
     cuTile Python types from each launch's value, one variant per type they may have (int: i32,
-    float: f32), those that translate, behind one launcher that picks by the values' types."""
+    float: f32), those that translate, behind one launcher that picks by the values' types. A
+    kernel without them whose arrays it computes with take f32, f16 and bf16 comes with a variant
+    per other family of dtypes that translates (`FAMILIES`), behind one launcher that picks by the
+    arrays' dtypes."""
     scalars = lower.unstated_scalars(src, dtypes)
     if not scalars or len(scalars) > MAX_SCALAR_VARIANTS:
-        return [_checked(lower.lower_kernel(src, dtypes, lift_gathers), src, launches)]
+        kernel = lower.lower_kernel(src, dtypes, lift_gathers)
+        computed = _computed_classes(kernel, dtypes)
+        variants, bugs = _family_variants(src, dtypes, lift_gathers, launches, computed)
+        kernel = _checked(kernel, src, launches)
+        kernel.checked = "; ".join([kernel.checked, *bugs]) if kernel.checked else kernel.checked
+        if not variants:
+            return [kernel]
+        kernel.public = kernel.name
+        return [kernel, *variants]
     variants, first_error = [], None
     for types in itertools.product(("i32", "f32"), repeat=len(scalars)):
         chosen = dict(zip(scalars, types))
@@ -130,6 +142,61 @@ def lower_checked(src: frontend.KernelSource, dtypes: Mapping[str, Sequence[Any]
         kernel.public = kernel.name
         kernel.name = "_".join([kernel.name, *(f"{p}_{t}" for p, t in kernel.scalar_variant.items())])
     return variants
+
+
+# The families of dtypes a kernel is translated for once more, where the arrays it computes with
+# take f32, f16 and bf16 as translated (the translation's rules for them are those of these
+# floats): f64, and the integers cutile 0.5.0's JIT both computes with and makes constants of (its
+# binary operations take no 16-bit integer; its reductions and paddings need 8-bit constants it
+# cannot make, "Unsupported constant type i8 zero"). Its launcher picks the translation by the
+# dtypes launched. Each entry: a family, and the dtype lists to try for it, the first that
+# translates taken.
+FAMILIES = (("f64", (("f64",),)), ("integers", (("i32", "i64", "u32", "u64"),)))
+
+
+def _computed_classes(kernel: ir.KernelIR, dtypes: Mapping[str, Sequence[Any]] | None) -> dict[str, list[str]]:
+    """The dtype classes of `kernel` that take f32, f16 and bf16 as translated, none stated (arrays
+    it computes with, and those it stores what they compute into): an array of each that a
+    launcher can test the dtype of -> the class's arrays. None where a class has only lists of
+    arrays."""
+    listed = {p.name for p in kernel.arrays if p.listed}
+    tested = {}
+    for c in kernel.dtype_classes:
+        if tuple(c.allowed) == COMPUTED_ARRAY_DTYPES and not set(c.arrays) & set(dtypes or ()):
+            plain = [a for a in c.arrays if a not in listed]
+            if not plain:
+                return {}
+            tested[plain[0]] = list(c.arrays)
+    return tested
+
+
+def _family_variants(src: frontend.KernelSource, dtypes: Mapping[str, Sequence[Any]] | None, lift_gathers: bool,
+                     launches: Sequence[recorded_launches.Launch], computed: dict[str, list[str]]
+                     ) -> tuple[list[ir.KernelIR], list[str]]:
+    """The kernel translated once more for each family of dtypes (`FAMILIES`) of the arrays of its
+    computed classes, each checked against cuTile Python at those dtypes: those that translate;
+    and, said where the kernel's check is, each family whose translation failed inside tilebridge
+    or computes what cuTile Python does not (a bug, which leaves the kernel as it was translated)."""
+    variants, bugs = [], []
+    for family, choices in FAMILIES if computed else ():
+        for choice in choices:
+            stated = {a: list(choice) for arrays in computed.values() for a in arrays}
+            try:
+                variant = lower.lower_kernel(src, {**(dtypes or {}), **stated}, lift_gathers)
+                if not variant.computed_combos():
+                    continue  # cuTile Python promotes these dtypes into none the kernel stores
+                variant.family, variant.public = family, variant.name
+                variant.name = f"{variant.name}_{family}"
+                variant.family_test = [(a, list(choice)) for a in computed]
+                variants.append(_checked(variant, src, launches))
+            except oracle.Disagreement as e:  # a tilebridge bug: said, and the kernel kept as translated
+                bugs.append(f"not for arrays of {family}: {e}")
+            except TranslationError:
+                continue  # not for these dtypes (cuTile Python rejects them, or tilebridge does)
+            except Exception as e:  # noqa: BLE001 - a tilebridge bug: said, and the kernel kept
+                bugs.append(f"not for arrays of {family}: internal error (a tilebridge bug): {type(e).__name__}")
+            break
+    return variants, bugs
 
 
 def _checked(kernel: ir.KernelIR, src: frontend.KernelSource,

@@ -513,6 +513,12 @@ class KernelIR:
     # values' types (`public`), and the dtype of each such parameter in this one.
     public: str | None = None
     scalar_variant: dict[str, str] = field(default_factory=dict)
+    # One variant of a kernel whose arrays it computes with take f32, f16 and bf16 as translated:
+    # the same kernel translated for another family of dtypes (`family`: "f64", "integers"), which
+    # the launcher `public` calls where each array of `family_test` has one of its dtypes (an array
+    # of each class the kernel computes with); "" for the kernel as translated.
+    family: str = ""
+    family_test: list[tuple[str, list[str]]] = field(default_factory=list)
     # The specializations a build compiles to cubins ahead of any launch, if asked
     # (`specializations.Specialization`: the ones the check against cuTile Python accepted).
     compiled_at: list = field(default_factory=list)

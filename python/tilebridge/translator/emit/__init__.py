@@ -13,6 +13,7 @@ it rendered.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -24,8 +25,8 @@ from .. import ir, module_items
 from ..rust_syntax import rust_name
 from ...metadata import ExtensionMetadata
 from .kernel import entry
-from .launcher import (block_dims, check_launcher, dispatched_metadata, dispatcher, kernel_metadata,
-                       launch_imports, launcher)
+from .launcher import (block_dims, check_launcher, dispatched_metadata, dispatcher, family_dispatcher, family_note,
+                       kernel_metadata, launch_imports, launcher)
 from .stub import stub
 
 __all__ = ["render_crate", "CrateFiles", "rustfmt", "check_launcher"]
@@ -66,7 +67,8 @@ class CrateFiles:
 def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, source: str) -> CrateFiles:
     """The crate of `kernels`, each of which has passed `check_launcher` (`translate` checks
     them one by one, so that a partial translation can leave a kernel out)."""
-    # Kernels translated once per type of their unannotated scalars, by the launcher that picks one.
+    # Kernels translated once per type of their unannotated scalars, or per family of dtypes of
+    # their arrays, by the launcher that picks one.
     variants: dict[str, list[ir.KernelIR]] = {}
     for k in kernels:
         if k.public is not None:
@@ -75,6 +77,10 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
     meta = ExtensionMetadata(module, source, {**{k.name: kernel_metadata(k) for k in plain},
                                               **{name: dispatched_metadata(vs) for name, vs in variants.items()}})
     launchers = [launcher(k) for k in kernels]
+    for vs in variants.values():
+        if not vs[0].scalar_variant:  # a dtype the kernel as translated refuses: what its variants take
+            note = json.dumps(family_note(vs))
+            launchers[kernels.index(vs[0])]["admit"].insert(0, f"launch.also_takes({note});")
     entries = [entry(k) for k in kernels]
     macros = {n.func for k in kernels for n in ir.nodes(k.body) if isinstance(n, ir.Call) and n.func.endswith("!")}
     ctx = {
@@ -94,7 +100,8 @@ def render_crate(kernels: list[ir.KernelIR], module: str, runtime_path: Path, so
         "kernel_names": [k.name for k in kernels],
         "block_views": [f'("{k.name}", "{rust_name(p.name)}", &[{", ".join(block_dims(p.view))}])'
                         for k in kernels for p in k.arrays if p.view is not None],
-        "dispatchers": [dispatcher(vs) for vs in variants.values()],
+        "dispatchers": [dispatcher(vs) for vs in variants.values() if vs[0].scalar_variant],
+        "family_dispatchers": [family_dispatcher(vs) for vs in variants.values() if not vs[0].scalar_variant],
         "python_names": [k.name for k in plain] + list(variants),
         "stubs": [stub(k) for k in plain] + [stub(vs[0]) for vs in variants.values()],
     }

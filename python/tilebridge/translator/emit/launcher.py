@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 from .. import ir
-from ...dtypes import ARRAY_DTYPES
+from ...dtypes import ARRAY_DTYPES, COMPUTED_ARRAY_DTYPES
 from ...errors import TranslationError
 from ...metadata import KernelMetadata, ParamMetadata
 from ..rust_syntax import rust_name
@@ -44,10 +44,13 @@ def _checks_positive(c: ir.ConstParam) -> bool:
 
 def launch_imports(kernels: list[ir.KernelIR]) -> list[str]:
     """What the launchers call of `tilebridge_runtime::launch`: the checks of constants any of them
-    makes, and `guard`, which every one does."""
+    makes, the test of an array's dtype where one picks a variant by them, and `guard`, which every
+    one does."""
     consts = [c for k in kernels for c in k.consts]
     checks = {"check_positive": any(map(_checks_positive, consts)),
-              "check_tile_dim": any(map(_checks_tile_dim, consts))}
+              "check_tile_dim": any(map(_checks_tile_dim, consts)),
+              "elem_in": any(len(k.family_test) > 1 for k in kernels),
+              "elem_of": any(k.family for k in kernels)}
     return [f for f, used in checks.items() if used] + ["guard"]
 
 
@@ -141,13 +144,17 @@ def launcher(kernel: ir.KernelIR) -> dict:
                       f"return Err(tilebridge_runtime::error::argument({json.dumps(_unbuilt_message(kernel))})); }}")
     return {
         "name": k,
+        "fn": launcher_fn(kernel),
         "shown": shown,
-        # A variant for one type of its unannotated scalars is called by its kernel's launcher
-        # (`dispatcher`), not from Python.
+        # A variant for one type of its unannotated scalars, or for a family of dtypes, is called by
+        # its kernel's launcher (`dispatcher`, `family_dispatcher`), not from Python.
         "python": kernel.public is None,
         "doc": (f"Launches `{k}` ({kernel.file}:{kernel.line}) on the caller's stream." if kernel.public is None else
                 f"`{shown}` ({kernel.file}:{kernel.line}) with " + ", ".join(
-                    f"`{p}` {t}" for p, t in kernel.scalar_variant.items()) + f": called by `{shown}`'s launcher."),
+                    f"`{p}` {t}" for p, t in kernel.scalar_variant.items()) + f": called by `{shown}`'s launcher."
+                if kernel.scalar_variant else
+                f"`{shown}` ({kernel.file}:{kernel.line}) for arrays of {_family_words(kernel)}: called by "
+                f"`{shown}`'s launcher."),
         "signature": sig,
         "args": args,
         "admit": admit,
@@ -341,10 +348,83 @@ def dispatcher(variants: list[ir.KernelIR]) -> dict:
     }
 
 
+def launcher_fn(kernel: ir.KernelIR) -> str:
+    """The Rust name of `kernel`'s launcher: its own, but where a dispatcher of that name calls it
+    (the kernel as translated, whose variants for other dtypes share its launcher)."""
+    return f"{kernel.name}_as_translated" if kernel.name == kernel.public else kernel.name
+
+
+def _family_words(kernel: ir.KernelIR) -> str:
+    """The dtypes a variant of `kernel` is for, as its docs say them."""
+    if not kernel.family:
+        return ", ".join(COMPUTED_ARRAY_DTYPES)
+    return ", ".join(sorted({d for _, ds in kernel.family_test for d in ds}, key=list(ARRAY_DTYPES).index))
+
+
+def family_note(variants: list[ir.KernelIR]) -> str:
+    """What the kernel as translated says, of a dtype it refuses, that its launcher takes besides
+    (`Launch::also_takes`): each variant's dtypes, for the arrays it tests."""
+    first, *others = variants
+    arrays = ", ".join(f"'{a}'" for a, _ in others[0].family_test)
+    return f"with {arrays} of " + ", or of ".join(_family_words(v) for v in others)
+
+
+def family_dispatcher(variants: list[ir.KernelIR]) -> dict:
+    """The Python launcher of a kernel translated once more per family of dtypes of the arrays it
+    computes with (`translator.FAMILIES`): it calls the variant whose family the arrays tested
+    have (an array of each such class; every other check is the variant's), else the kernel as
+    translated, whose checks then say what is wrong, as cuTile Python specializes on the dtypes
+    launched."""
+    first, *others = variants
+    args = _rust_args(first)
+    call = ", ".join(n for n, _ in args)
+
+    def one_of(ds) -> str:
+        return " | ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in ds)
+
+    arms = []
+    for v in others:
+        if _rust_args(v) != args:
+            raise TranslationError(f"{first.file}:{first.line}: kernel '{first.public}' takes other arguments "
+                                   f"for {_family_words(v)} (a tilebridge bug)")
+        (lead, ds), *rest = v.family_test
+        test = " && ".join([f"matches!(elem, Some({one_of(ds)}))", *(
+            f"elem_in({rust_name(a)}, &[" + ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in ds) + "])"
+            for a, ds in rest)])
+        arms.append((test, f"{launcher_fn(v)}(py, {call})"))
+    lead = others[0].family_test[0][0]
+    return {
+        "name": first.public,
+        "doc": f"Launches `{first.public}` ({first.file}:{first.line}) on the caller's stream; its arrays of "
+               f"{_family_words(first)}, or of " + ", or of ".join(_family_words(v) for v in others) + ".",
+        "signature": _signature(first),
+        "args": [f"{n}: {t}" for n, t in args],
+        # the dtype of the first array tested, read once: where it is one the kernel was translated
+        # for, no other is read
+        "lead": rust_name(lead),
+        "translated": one_of(COMPUTED_ARRAY_DTYPES),
+        "arms": arms,
+        "otherwise": f"{launcher_fn(first)}(py, {call})",
+    }
+
+
 def dispatched_metadata(variants: list[ir.KernelIR]) -> KernelMetadata:
     """The metadata of a launcher that picks a variant by the types of the unannotated scalars:
-    the first variant's, each such scalar with the dtypes of every variant (`i32|f32`)."""
+    the first variant's, each such scalar with the dtypes of every variant (`i32|f32`); or by the
+    dtypes of the arrays: the first's, each dtype class with the dtypes of every variant."""
     meta = kernel_metadata(variants[0])
+    if not variants[0].scalar_variant:
+        # each class of the kernel as translated, with the dtypes its first array takes in each variant
+        classes = {}
+        for c in variants[0].dtype_classes:
+            taken = [d for v in variants for vc in v.dtype_classes if c.arrays[0] in vc.arrays for d in vc.allowed]
+            classes[c.rust_name] = list(dict.fromkeys(taken))
+        checked = "; ".join(f"arrays of {_family_words(v)}: {v.checked}" for v in variants if v.checked)
+        # safe where every variant is; what each leaves unsafe; in place only where every one allows
+        reasons = list(dict.fromkeys(r for v in variants for r in v.safety.reasons))
+        in_place = [pair for pair in meta.in_place if all(tuple(pair) in map(tuple, v.in_place) for v in variants)]
+        return dataclasses.replace(meta, dtypes=classes, checked=checked, safe=all(v.safety.safe for v in variants),
+                                   unsafe_reasons=reasons, in_place=in_place)
     dtypes = {s: "|".join(dict.fromkeys(v.scalar_variant[s] for v in variants)) for s in variants[0].scalar_variant}
     checked = "; ".join(", ".join(f"{s} {t}" for s, t in v.scalar_variant.items()) + f": {v.checked}"
                         for v in variants if v.checked)

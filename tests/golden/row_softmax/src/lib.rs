@@ -6,14 +6,12 @@ mod tile_kernels;
 
 use tile_kernels::kernels;
 
-use tilebridge_runtime::launch::{check_tile_dim, guard};
+use tilebridge_runtime::launch::{check_tile_dim, elem_of, guard};
 use tilebridge_runtime::prelude::*;
 
-/// Launches `row_softmax` (row_softmax.py:7) on the caller's stream.
-#[pyfunction]
-#[pyo3(signature = (grid, x, y, *, TILE_N, stream = None, sync = true, hints = None, after = None))]
+/// `row_softmax` (row_softmax.py:7) for arrays of f32, f16, bf16: called by `row_softmax`'s launcher.
 #[allow(clippy::too_many_arguments)]
-fn row_softmax<'py>(
+fn row_softmax_as_translated<'py>(
     py: Python<'py>,
     grid: &Bound<'py, PyAny>,
     x: &Bound<'py, PyAny>,
@@ -28,6 +26,7 @@ fn row_softmax<'py>(
         let mut launch = Launch::new(py, "row_softmax", grid, stream, sync)?;
         launch.set_hints(hints)?;
         launch.set_after(after);
+        launch.also_takes("with 'x' of f64");
         launch.allow_in_place(&[("x", "y")]);
         let x = launch.input(x, "x", 2)?;
         let y = launch.output(y, "y", 2)?;
@@ -53,6 +52,72 @@ fn row_softmax<'py>(
     })
 }
 
+/// `row_softmax` (row_softmax.py:7) for arrays of f64: called by `row_softmax`'s launcher.
+#[allow(clippy::too_many_arguments)]
+fn row_softmax_f64<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    TILE_N: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
+    guard("row_softmax", || {
+        let mut launch = Launch::new(py, "row_softmax", grid, stream, sync)?;
+        launch.set_hints(hints)?;
+        launch.set_after(after);
+        launch.allow_in_place(&[("x", "y")]);
+        let x = launch.input(x, "x", 2)?;
+        let y = launch.output(y, "y", 2)?;
+        let e0 = launch.same_elem(&[&x], &[ElemType::F64])?;
+        let e1 = launch.same_elem(&[&y], &ANY_DTYPE_BUT_BOOL)?;
+        check_tile_dim("row_softmax", "TILE_N", TILE_N)?;
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "row_softmax_f64",
+            "row_softmax_f64_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[
+                Generic::Dtype(e0),
+                Generic::Dtype(e1),
+                Generic::Int(TILE_N as i64),
+            ],
+            &[Arg::Input("x", &x), Arg::Output("y", &y, vec![1, TILE_N])],
+        )
+    })
+}
+
+/// Launches `row_softmax` (row_softmax.py:7) on the caller's stream; its arrays of f32, f16, bf16, or of f64.
+#[pyfunction]
+#[pyo3(signature = (grid, x, y, *, TILE_N, stream = None, sync = true, hints = None, after = None))]
+#[allow(clippy::too_many_arguments)]
+fn row_softmax<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    TILE_N: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
+    let elem = elem_of(x);
+    if !matches!(elem, Some(ElemType::F32 | ElemType::F16 | ElemType::BF16)) {
+        if matches!(elem, Some(ElemType::F64)) {
+            return row_softmax_f64(py, grid, x, y, TILE_N, stream, sync, hints, after);
+        }
+    }
+    row_softmax_as_translated(py, grid, x, y, TILE_N, stream, sync, hints, after)
+}
+
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
 /// `hints=(occupancy, num_ctas, num_worker_warps)` as a launch takes them. `arrays` gives
 /// `(parameter, shape, strides, base address, bytes per element)` of array arguments, whose
@@ -74,7 +139,7 @@ fn _compile_only<'py>(
         py,
         kernels::__module_ast_self,
         "kernels",
-        &["row_softmax"],
+        &["row_softmax", "row_softmax_f64"],
         kernel,
         generics,
         strides,

@@ -6,14 +6,12 @@ mod tile_kernels;
 
 use tile_kernels::kernels;
 
-use tilebridge_runtime::launch::{check_tile_dim, guard};
+use tilebridge_runtime::launch::{check_tile_dim, elem_in, elem_of, guard};
 use tilebridge_runtime::prelude::*;
 
-/// Launches `vector_add` (vector_add.py:7) on the caller's stream.
-#[pyfunction]
-#[pyo3(signature = (grid, a, b, c, *, TILE, stream = None, sync = true, hints = None, after = None))]
+/// `vector_add` (vector_add.py:7) for arrays of f32, f16, bf16: called by `vector_add`'s launcher.
 #[allow(clippy::too_many_arguments)]
-fn vector_add<'py>(
+fn vector_add_as_translated<'py>(
     py: Python<'py>,
     grid: &Bound<'py, PyAny>,
     a: &Bound<'py, PyAny>,
@@ -29,6 +27,7 @@ fn vector_add<'py>(
         let mut launch = Launch::new(py, "vector_add", grid, stream, sync)?;
         launch.set_hints(hints)?;
         launch.set_after(after);
+        launch.also_takes("with 'a', 'b', 'c' of f64, or of i32, i64, u32, u64");
         launch.allow_in_place(&[("a", "c"), ("b", "c")]);
         let a = launch.input(a, "a", 1)?;
         let b = launch.input(b, "b", 1)?;
@@ -75,6 +74,148 @@ fn vector_add<'py>(
     })
 }
 
+/// `vector_add` (vector_add.py:7) for arrays of f64: called by `vector_add`'s launcher.
+#[allow(clippy::too_many_arguments)]
+fn vector_add_f64<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
+    TILE: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
+    guard("vector_add", || {
+        let mut launch = Launch::new(py, "vector_add", grid, stream, sync)?;
+        launch.set_hints(hints)?;
+        launch.set_after(after);
+        launch.allow_in_place(&[("a", "c"), ("b", "c")]);
+        let a = launch.input(a, "a", 1)?;
+        let b = launch.input(b, "b", 1)?;
+        let c = launch.output(c, "c", 1)?;
+        let e0 = launch.same_elem(&[&a], &[ElemType::F64])?;
+        let e1 = launch.same_elem(&[&b], &[ElemType::F64])?;
+        let e2 = launch.same_elem(&[&c], &[ElemType::F64])?;
+        // `PT`: cuTile Python's promotion of the dtypes of a, b, stored into c
+        let pt = match (e0, e1, e2) {
+            (ElemType::F64, ElemType::F64, ElemType::F64) => ElemType::F64,
+            _ => return Err(launch.refused_promotion(&[&a, &b, &c])),
+        };
+        check_tile_dim("vector_add", "TILE", TILE)?;
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "vector_add_f64",
+            "vector_add_f64_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[
+                Generic::Dtype(e0),
+                Generic::Dtype(e1),
+                Generic::Dtype(e2),
+                Generic::Dtype(pt),
+                Generic::Int(TILE as i64),
+            ],
+            &[
+                Arg::Input("a", &a),
+                Arg::Input("b", &b),
+                Arg::Output("c", &c, vec![TILE]),
+            ],
+        )
+    })
+}
+
+/// `vector_add` (vector_add.py:7) for arrays of i32, i64, u32, u64: called by `vector_add`'s launcher.
+#[allow(clippy::too_many_arguments)]
+fn vector_add_integers<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
+    TILE: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
+    guard("vector_add", || {
+        let mut launch = Launch::new(py, "vector_add", grid, stream, sync)?;
+        launch.set_hints(hints)?;
+        launch.set_after(after);
+        launch.allow_in_place(&[("a", "c"), ("b", "c")]);
+        let a = launch.input(a, "a", 1)?;
+        let b = launch.input(b, "b", 1)?;
+        let c = launch.output(c, "c", 1)?;
+        let e0 = launch.same_elem(
+            &[&a, &b, &c],
+            &[ElemType::I32, ElemType::I64, ElemType::U32, ElemType::U64],
+        )?;
+        check_tile_dim("vector_add", "TILE", TILE)?;
+        static KERNEL: Kernel = Kernel::new(
+            "kernels",
+            "vector_add_integers",
+            "vector_add_integers_entry",
+            kernels::__module_ast_self,
+            kernels::_SOURCE_HASH,
+        );
+        launch.submit(
+            &KERNEL,
+            &[Generic::Dtype(e0), Generic::Int(TILE as i64)],
+            &[
+                Arg::Input("a", &a),
+                Arg::Input("b", &b),
+                Arg::Output("c", &c, vec![TILE]),
+            ],
+        )
+    })
+}
+
+/// Launches `vector_add` (vector_add.py:7) on the caller's stream; its arrays of f32, f16, bf16, or of f64, or of i32, i64, u32, u64.
+#[pyfunction]
+#[pyo3(signature = (grid, a, b, c, *, TILE, stream = None, sync = true, hints = None, after = None))]
+#[allow(clippy::too_many_arguments)]
+fn vector_add<'py>(
+    py: Python<'py>,
+    grid: &Bound<'py, PyAny>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
+    TILE: i32,
+    stream: Option<Bound<'py, PyAny>>,
+    sync: bool,
+    hints: Option<tilebridge_runtime::launch::Hints>,
+    after: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Completion>> {
+    let elem = elem_of(a);
+    if !matches!(elem, Some(ElemType::F32 | ElemType::F16 | ElemType::BF16)) {
+        if matches!(elem, Some(ElemType::F64))
+            && elem_in(b, &[ElemType::F64])
+            && elem_in(c, &[ElemType::F64])
+        {
+            return vector_add_f64(py, grid, a, b, c, TILE, stream, sync, hints, after);
+        }
+        if matches!(
+            elem,
+            Some(ElemType::I32 | ElemType::I64 | ElemType::U32 | ElemType::U64)
+        ) && elem_in(
+            b,
+            &[ElemType::I32, ElemType::I64, ElemType::U32, ElemType::U64],
+        ) && elem_in(
+            c,
+            &[ElemType::I32, ElemType::I64, ElemType::U32, ElemType::U64],
+        ) {
+            return vector_add_integers(py, grid, a, b, c, TILE, stream, sync, hints, after);
+        }
+    }
+    vector_add_as_translated(py, grid, a, b, c, TILE, stream, sync, hints, after)
+}
+
 /// Compiles one kernel specialization to Tile IR without a GPU: `(ir_text, bytecode)`.
 /// `hints=(occupancy, num_ctas, num_worker_warps)` as a launch takes them. `arrays` gives
 /// `(parameter, shape, strides, base address, bytes per element)` of array arguments, whose
@@ -96,7 +237,7 @@ fn _compile_only<'py>(
         py,
         kernels::__module_ast_self,
         "kernels",
-        &["vector_add"],
+        &["vector_add", "vector_add_f64", "vector_add_integers"],
         kernel,
         generics,
         strides,

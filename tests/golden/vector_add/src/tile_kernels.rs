@@ -62,4 +62,89 @@ pub mod kernels {
         let c_cast: Tile<E2, { [TILE] }> = convert_tile(c_tile + c_tile_2);
         c.store(c_cast);
     }
+
+    /// vector_add.py:7: `def vector_add(a, b, c, TILE: ct.Constant[int]):`
+    ///
+    /// Safe: cutile proves its partitions' stores disjoint and in bounds, and the module's functions
+    /// above check their own accesses.
+    #[cutile::entry()]
+    fn vector_add_f64<
+        E0: ElementType,
+        E1: ElementType,
+        E2: ElementType,
+        PT: ElementType,
+        const TILE: i32,
+    >(
+        a: &Tensor<E0, { [-1] }>,
+        b: &Tensor<E1, { [-1] }>,
+        c: &mut Tensor<E2, { [TILE] }>,
+    ) {
+        // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
+        let a_part: Partition<E0, { [TILE] }> = a.partition(const_shape![TILE]);
+        // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
+        let b_part: Partition<E1, { [TILE] }> = b.partition(const_shape![TILE]);
+        // vector_add.py:8: pid = ct.bid(0)
+        let pid: i32 = get_tile_block_id().0;
+        // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
+        let ta: Tile<E0, { [TILE] }> = load_view_tko(
+            &a_part,
+            [pid],
+            ordering::Weak,
+            scope::TileBlock,
+            None,
+            tma::Enabled,
+        );
+        // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
+        let tb: Tile<E1, { [TILE] }> = load_view_tko(
+            &b_part,
+            [pid],
+            ordering::Weak,
+            scope::TileBlock,
+            None,
+            tma::Enabled,
+        );
+        // vector_add.py:11: ct.store(c, index=(pid,), tile=ta + tb)
+        let c_tile: Tile<PT, { [TILE] }> = convert_tile(ta);
+        let c_tile_2: Tile<PT, { [TILE] }> = convert_tile(tb);
+        let c_cast: Tile<E2, { [TILE] }> = convert_tile(c_tile + c_tile_2);
+        c.store(c_cast);
+    }
+
+    /// vector_add.py:7: `def vector_add(a, b, c, TILE: ct.Constant[int]):`
+    ///
+    /// Safe: cutile proves its partitions' stores disjoint and in bounds, and the module's functions
+    /// above check their own accesses.
+    #[cutile::entry()]
+    fn vector_add_integers<E0: ElementType, const TILE: i32>(
+        a: &Tensor<E0, { [-1] }>,
+        b: &Tensor<E0, { [-1] }>,
+        c: &mut Tensor<E0, { [TILE] }>,
+    ) {
+        // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
+        let a_part: Partition<E0, { [TILE] }> = a.partition(const_shape![TILE]);
+        // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
+        let b_part: Partition<E0, { [TILE] }> = b.partition(const_shape![TILE]);
+        // vector_add.py:8: pid = ct.bid(0)
+        let pid: i32 = get_tile_block_id().0;
+        // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
+        let ta: Tile<E0, { [TILE] }> = load_view_tko(
+            &a_part,
+            [pid],
+            ordering::Weak,
+            scope::TileBlock,
+            None,
+            tma::Enabled,
+        );
+        // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
+        let tb: Tile<E0, { [TILE] }> = load_view_tko(
+            &b_part,
+            [pid],
+            ordering::Weak,
+            scope::TileBlock,
+            None,
+            tma::Enabled,
+        );
+        // vector_add.py:11: ct.store(c, index=(pid,), tile=ta + tb)
+        c.store(ta + tb);
+    }
 }

@@ -43,6 +43,9 @@ pub struct Launch<'py> {
     /// The stream the launch goes to, once resolved (see [`Launch::stream`]).
     resolved: Option<Arc<Stream>>,
     pub(crate) watch: Stopwatch,
+    /// What else the kernel's launcher takes, where this is one of its variants for families of
+    /// dtypes (see [`Launch::also_takes`]); empty otherwise.
+    also: &'static str,
 }
 
 struct Span {
@@ -81,7 +84,14 @@ impl<'py> Launch<'py> {
             raw: None,
             resolved: None,
             watch: Stopwatch::start(),
+            also: "",
         })
+    }
+
+    /// Says, in a dtype this launch refuses, what else the kernel's launcher takes: its variants
+    /// for other families of dtypes, which it calls where the arrays have their dtypes.
+    pub fn also_takes(&mut self, families: &'static str) {
+        self.also = families;
     }
 
     /// Lets each (input, output) pair be one array, passed twice (an in-place update).
@@ -222,9 +232,14 @@ impl<'py> Launch<'py> {
         }
         if !allowed.contains(&first.elem) {
             let names: Vec<&str> = allowed.iter().map(|e| e.as_str()).collect();
+            let also = if self.also.is_empty() {
+                String::new()
+            } else {
+                format!(" (and {})", self.also)
+            };
             return Err(argument(format!(
-                "argument '{}' has dtype {}, but kernel `{}` was built for {}; rebuild with that dtype \
-                 listed for it",
+                "argument '{}' has dtype {}, but kernel `{}` was built for {}{also}; rebuild with that \
+                 dtype listed for it",
                 first.name,
                 first.elem.as_str(),
                 self.kernel,
@@ -395,6 +410,17 @@ pub fn check_positive(kernel: &str, name: &str, value: i32) -> PyResult<()> {
         )));
     }
     Ok(())
+}
+
+/// The dtype of `obj`, where it is an array: how a launcher with a variant per family of dtypes
+/// picks one (None for anything else: the kernel as translated then says what is wrong with it).
+pub fn elem_of(obj: &Bound<'_, PyAny>) -> Option<ElemType> {
+    Array::from_py(obj, "").ok().map(|a| a.elem)
+}
+
+/// Whether `obj` is an array of one of the dtypes `allowed` (see [`elem_of`]).
+pub fn elem_in(obj: &Bound<'_, PyAny>, allowed: &[ElemType]) -> bool {
+    elem_of(obj).is_some_and(|e| allowed.contains(&e))
 }
 
 /// Runs a launcher body, turning a panic anywhere beneath it into a Python exception.
