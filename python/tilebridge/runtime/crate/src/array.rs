@@ -120,6 +120,20 @@ fn elem_from_torch(dtype: &Bound<'_, PyAny>) -> PyResult<Option<ElemType>> {
     Ok(table.iter().find(|(d, _)| d.is(dtype)).map(|(_, e)| *e))
 }
 
+/// The dtype of `obj` where it is an array, read as cheaply as it can be: of a torch tensor its
+/// `dtype` alone (one attribute, compared by identity), of anything else all of it; None where it
+/// is no array cutile takes. What a launcher with a variant per family of dtypes picks one by.
+pub fn elem_of(obj: &Bound<'_, PyAny>) -> Option<ElemType> {
+    let py = obj.py();
+    if let Some(tensor) = torch_tensor_type(py) {
+        if obj.is_instance(tensor).unwrap_or(false) {
+            let dtype = obj.getattr(intern!(py, "dtype")).ok()?;
+            return elem_from_torch(&dtype).ok().flatten();
+        }
+    }
+    Array::from_py(obj, "").ok().map(|a| a.elem)
+}
+
 /// `torch.Tensor`, once torch is imported (nothing here imports it): its instances are read
 /// without first asking what they are.
 pub(crate) fn torch_tensor_type(py: Python<'_>) -> Option<&Bound<'_, PyAny>> {

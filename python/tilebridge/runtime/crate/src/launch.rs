@@ -415,7 +415,7 @@ pub fn check_positive(kernel: &str, name: &str, value: i32) -> PyResult<()> {
 /// The dtype of `obj`, where it is an array: how a launcher with a variant per family of dtypes
 /// picks one (None for anything else: the kernel as translated then says what is wrong with it).
 pub fn elem_of(obj: &Bound<'_, PyAny>) -> Option<ElemType> {
-    Array::from_py(obj, "").ok().map(|a| a.elem)
+    crate::array::elem_of(obj)
 }
 
 /// Whether `obj` is an array of one of the dtypes `allowed` (see [`elem_of`]).
