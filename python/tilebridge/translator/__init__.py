@@ -118,7 +118,7 @@ def lower_checked(src: frontend.KernelSource, dtypes: Mapping[str, Sequence[Any]
         computed = _computed_classes(kernel, dtypes)
         variants, bugs = _family_variants(src, dtypes, lift_gathers, launches, computed)
         kernel = _checked(kernel, src, launches)
-        kernel.checked = "; ".join([kernel.checked, *bugs]) if kernel.checked else kernel.checked
+        kernel.checked = "; ".join(filter(None, [kernel.checked, *bugs]))
         if not variants:
             return [kernel]
         kernel.public = kernel.name
