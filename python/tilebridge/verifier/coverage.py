@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import toolchain
-from ..dtypes import COMPUTED_ARRAY_DTYPES
+from ..dtypes import COMPUTED_ARRAY_DTYPES, INDEX_ARRAY_DTYPES
 from ..toolchain import SlowCompile, tileiras as cubin
 from ..builder import wheel as builder
 from ..translator import cutile_frontend, frontend, ir, recorded_launches as launches, static_import
@@ -321,6 +321,8 @@ def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow
         module = "tbcov_" + re.sub(r"\W", "_", path.stem) + "_rs"
         dtypes = built_dtypes([kir for _, _, kir in translated], recorded)
         dtypes.update({p: ds for p, ds in scalars.items() if p not in dtypes})
+        # A kernel with index arrays analyzed as built (`_as_built`)
+        translated = [(row, k, _as_built(k, kir, dtypes, scalars)) for row, k, kir in translated]
         try:
             # Built unoptimized and never installed: coverage compiles kernels, it never launches them.
             ext = builder.build([k for _, k, _ in translated], module=module, dtypes=dtypes, quiet=quiet,
@@ -344,6 +346,16 @@ def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow
     return report, waiting
 
 
+def _as_built(k, kir: ir.KernelIR, dtypes: dict[str, list[str]], scalars: dict[str, list[str]]) -> ir.KernelIR:
+    """`kir`, or, where it has an index array, the kernel lowered with the dtypes the file's crate
+    is built for: whether an index array's conversions are chosen by a flag (`IDS_IS_I64`) or go
+    through f64 depends on the dtypes stated for it (another kernel of the file may take it as
+    floats), and what coverage compiles must be the built kernel, generic for generic."""
+    if not any(tuple(c.allowed) == INDEX_ARRAY_DTYPES for c in kir.dtype_classes):
+        return kir
+    return analyze(frontend.load(k), {**scalars, **{a: dtypes[a] for c in kir.dtype_classes for a in c.arrays}})
+
+
 def unsafe_blocks(generated: str, kernel: str) -> int:
     """The `unsafe` blocks in one kernel's entry function of a generated tile_kernels.rs; -1 where
     the entry is not found."""
@@ -358,14 +370,17 @@ def built_dtypes(kirs: list[ir.KernelIR], recorded: Sequence[launches.Launch] = 
     """The dtypes coverage builds each array parameter for: the one its default specialization
     compiles at, and those its recorded launches passed (a kernel translated for one integer type
     alone converts it as the identity, which another type's specialization cannot compile; arrays
-    of one name in several kernels of a file get each kernel's)."""
+    of one name in several kernels of a file get each kernel's); an index array both of its
+    types, as the kernel analyzed takes them (one alone would drop the flag that chooses its
+    conversion, `IDS_IS_I64`, from the built kernel's generics)."""
     dtypes: dict[str, list[str]] = {}
     for kir in kirs:
         kernel_launches = launches.of_kernel(recorded, kir)
         for c in kir.dtype_classes:
+            index = list(c.allowed) if tuple(c.allowed) == INDEX_ARRAY_DTYPES else []
             for a in c.arrays:
                 dtypes.setdefault(a, [])
-                for d in [class_dtype(c), *(l.dtype(a) for l in kernel_launches)]:
+                for d in [class_dtype(c), *index, *(l.dtype(a) for l in kernel_launches)]:
                     if d is not None and d not in dtypes[a]:
                         dtypes[a].append(d)
     return dtypes
