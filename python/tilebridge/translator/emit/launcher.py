@@ -108,9 +108,7 @@ def launcher(kernel: ir.KernelIR) -> dict:
     listed = {p.name for p in kernel.arrays if p.listed}  # a list stands in for its class by its first item
     for c in kernel.dtype_classes:
         members = ", ".join(f"{rust_name(m)}.first()" if m in listed else f"&{rust_name(m)}" for m in c.arrays)
-        allowed = _ALLOWED_BY_NAME.get(tuple(c.allowed)) or "&[" + ", ".join(
-            f"ElemType::{ARRAY_DTYPES[d].variant}" for d in c.allowed) + "]"
-        classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], {allowed})?;")
+        classes.append(f"let {c.rust_name.lower()} = launch.same_elem(&[{members}], {_elem_slice(c.allowed)})?;")
     # A condition on classes that a promotion's match binds is checked there (its other arms refuse).
     # What the promotions range over: every combination where recorded launches listed them, else
     # those of the classes that are not moved (a moved class meets no promotion).
@@ -176,6 +174,11 @@ def block_dims(view: ir.BlockView) -> list[str]:
 
 # The runtime crate's names for the dtype lists of arrays a kernel only moves (`array.rs`).
 _ALLOWED_BY_NAME = {tuple(ARRAY_DTYPES): "&ANY_DTYPE", tuple(d for d in ARRAY_DTYPES if d != "bool"): "&ANY_DTYPE_BUT_BOOL"}
+
+
+def _elem_slice(ds) -> str:
+    """The dtypes `ds` as a Rust `&[ElemType]`: the runtime crate's name for the list, where it has one."""
+    return _ALLOWED_BY_NAME.get(tuple(ds)) or "&[" + ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in ds) + "]"
 
 
 def _promotion(kernel: ir.KernelIR, p: ir.PromotedDType, combos: list[tuple[str, ...]],
@@ -389,7 +392,7 @@ def family_dispatcher(variants: list[ir.KernelIR]) -> dict:
                                    f"for {_family_words(v)} (a tilebridge bug)")
         (lead, ds), *rest = v.family_test
         test = " && ".join([f"matches!(elem, Some({one_of(ds)}))", *(
-            f"elem_in({rust_name(a)}, &[" + ", ".join(f"ElemType::{ARRAY_DTYPES[d].variant}" for d in ds) + "])"
+            f"elem_in({rust_name(a)}, {_elem_slice(ds)})"
             for a, ds in rest)])
         arms.append((test, f"{launcher_fn(v)}(py, {call})"))
     lead = others[0].family_test[0][0]

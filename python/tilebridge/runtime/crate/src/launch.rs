@@ -15,6 +15,7 @@ use cutile::cuda_core::{Context, Stream};
 use cutile::tile_kernel::CompileOptions;
 use pyo3::prelude::*;
 
+pub use crate::array::elem_of;
 use crate::array::{grid_from_py, Array, ElemType, Framework};
 use crate::device;
 use crate::error::{argument, error, panic_message, Kind};
@@ -412,13 +413,8 @@ pub fn check_positive(kernel: &str, name: &str, value: i32) -> PyResult<()> {
     Ok(())
 }
 
-/// The dtype of `obj`, where it is an array: how a launcher with a variant per family of dtypes
-/// picks one (None for anything else: the kernel as translated then says what is wrong with it).
-pub fn elem_of(obj: &Bound<'_, PyAny>) -> Option<ElemType> {
-    crate::array::elem_of(obj)
-}
-
-/// Whether `obj` is an array of one of the dtypes `allowed` (see [`elem_of`]).
+/// Whether `obj` is an array of one of the dtypes `allowed` (see [`elem_of`]): with it, how a
+/// launcher with a variant per family of dtypes picks one.
 pub fn elem_in(obj: &Bound<'_, PyAny>, allowed: &[ElemType]) -> bool {
     elem_of(obj).is_some_and(|e| allowed.contains(&e))
 }
