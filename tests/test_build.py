@@ -713,6 +713,7 @@ def test_moved_arrays_take_any_dtype_unstated(monkeypatch):
     assert meta["int8_mma"].dtypes["E0"] == ["i8", "u8"] and "i32" in meta["int8_mma"].dtypes["E1"]
     assert {"i8", "u8", "i16"} <= set(meta["quantize"].dtypes["E1"])
     assert "bool" in meta["tile_copy"].dtypes["E0"] and "bool" not in meta["quantize"].dtypes["E0"]  # cutile converts no bool
+    assert meta["kept"].dtypes["E1"] == ["bool"]  # ct.where's condition: bools alone, as cuTile Python's select takes
     examples = ExtensionMetadata.from_json(tb.build([str(p) for p in EXAMPLES], module="tilebridge_examples",
                                                     quiet=True).__tilebridge__).kernels
     # computed with: f32, f16 and bf16 as translated, and the variants for f64 and the integers
@@ -731,10 +732,12 @@ def test_moved_arrays_take_any_dtype_unstated(monkeypatch):
     # Each class at each dtype its launcher takes (the others at their first): cuTile Python accepts
     # the specialization and converts and multiplies exactly so; six of them through tileiras too.
     through_cubin = {("batched_mma", "f8e4m3fn", "f32"), ("batched_mma", "f8e5m2", "f32"), ("int8_mma", "i8", "i32"),
-                     ("quantize", "f32", "i8"), ("dequantize", "u8", "f32"), ("tile_copy", "bool")}
+                     ("quantize", "f32", "i8"), ("dequantize", "u8", "f32"), ("tile_copy", "bool"),
+                     ("kept", "f16", "bool", "f32")}
     compared = 0
     for name, consts, stride in (("batched_mma", [64, 64, 32], cube), ("int8_mma", [64, 64, 32], rows),
-                                 ("quantize", [256], [1]), ("dequantize", [256], [1]), ("tile_copy", [64, 64], rows)):
+                                 ("quantize", [256], [1]), ("dequantize", [256], [1]), ("tile_copy", [64, 64], rows),
+                                 ("kept", [256], [1])):
         classes = meta[name].dtypes
         first = {c: allowed[0] for c, allowed in classes.items()}
         arrays = [p for p in meta[name].params if p.kind == "array"]
@@ -744,7 +747,7 @@ def test_moved_arrays_take_any_dtype_unstated(monkeypatch):
             ir, bytecode = ext._compile_only(name, dtypes + [str(c) for c in consts],
                                              [(a.name, stride) for a in arrays], "sm_90")
             signature = [("array", bound[a.dtype_class], stride) for a in arrays] + [("scalar", "f32")] * (
-                name in ("quantize", "dequantize")) + [("constant", c) for c in consts]
+                name in ("quantize", "dequantize", "kept")) + [("constant", c) for c in consts]
             theirs = coverage.python_tile_ir(getattr(kernels, name), coverage.Specialization([], [], signature))
             assert converted(ir) == converted(theirs), (name, dtypes)
             compared += 1

@@ -288,9 +288,14 @@ class KernelState:
             raise TranslationError(f"{self.src.display_file}: the dtypes stated for {', '.join(members)} "
                                    "have nothing in common, but the kernel ties these arrays together")
         defaults = self.default_dtypes(members)
+        allowed_before = allowed
         stored = set().union(*(self.stored_dtypes.get(m, set()) for m in members))
         if stored:
             allowed = [d for d in (allowed or defaults) if d in stored]
+            if not allowed and self.survey and allowed_before is None:
+                # the survey takes every array for a float; one pinned to another dtype (a bool
+                # condition) is that dtype, as the lowering after it finds
+                allowed = sorted(stored)
             if not allowed:
                 raise TranslationError(f"{self.src.display_file}: {', '.join(members)} receive "
                                        f"{' and '.join(sorted(stored))} tiles, which no dtype they may have "

@@ -423,7 +423,13 @@ def ct_arange(w: Walker, node: ast.Call, out, hint) -> Value:
 @ct_op("where")
 def ct_where(w: Walker, node: ast.Call, out, hint) -> Value:
     args = w.call_args(node, ["cond", "x", "y"], 3)
-    cond = w.tile_arg(args["cond"], out, hint, numbers=True)
+    with w.operands(None):  # the condition only chooses: an array's tile there is not computed with
+        cond = w.tile_arg(args["cond"], out, hint, numbers=True)
+    if w.state.union.find(cond.dtype).startswith("$"):
+        # A tile of an array launched as the condition (a dropout's keep mask): the array takes
+        # bool alone (cuTile Python converts a numeric condition, which is not checked here).
+        w.sem.common_dtype(cond.dtype, "bool", args["cond"], pin=True)
+        cond = w.sem.convert(cond, "bool", out, hint)
     if w.state.union.find(cond.dtype) != "bool":
         raise w.error(args["cond"], "ct.where needs a bool tile (a comparison) as its condition")
     x, y = w.expr(args["x"], out, hint), w.expr(args["y"], out, hint)
