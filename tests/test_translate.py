@@ -3,6 +3,7 @@
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -1011,3 +1012,42 @@ def test_the_safety_verdict_of_every_fixture_kernel_is_its_code_s():
             assert kernel.safe or kernel.unsafe_reasons, (path.name, name)
     powers = ExtensionMetadata.from_json(generated(REPO / "tests" / "fixtures" / "language.py")["tilebridge.json"])
     assert any("fpowi" in r for r in powers.kernels["powers"].unsafe_reasons)
+
+
+def test_float_literals_at_f64_hold_the_f32_values_cuTile_Python_gives_them(tmp_path):
+    """cuTile Python makes a Python float an f32 before it meets a dtype: at f64 the literal is the
+    f32 nearest it (0.1 is 0.10000000149011612, 1e-50 is 0), while an integer stays exact. Every
+    f64 constant of the Rust kernels (an f64 tile, an f64 array's variant, `ct.full`) is one of
+    cuTile Python's Tile IR at the same specialization, and no other."""
+    (tmp_path / "literals.py").write_text('''
+import cuda.tile as ct
+
+
+@ct.kernel
+def widened(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,)).astype(ct.float64)
+    ct.store(y, index=(ct.bid(0),), tile=t * 0.1 + 0.3)
+
+
+@ct.kernel
+def tenths(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    ct.store(y, index=(ct.bid(0),), tile=t * 0.1 + 16777217 + 1e-50)
+
+
+@ct.kernel
+def filled(y, T: ct.Constant[int]):
+    ct.store(y, index=(ct.bid(0),), tile=ct.full((T,), 0.1, dtype=ct.float64))
+''')
+    files = generated(tmp_path / "literals.py")
+    kernels = frontend.import_file(tmp_path / "literals.py")
+    source = files["src/tile_kernels.rs"]
+    for name, rust_name, arrays in (("widened", "widened", ["f32", "f64"]), ("tenths", "tenths_f64", ["f64", "f64"]),
+                                    ("filled", "filled", ["f64"])):
+        ours = {float(v) for v in re.findall(r"([-\d.e]+)f64\b", function_text(source, rust_name))}
+        signature = [("array", d, [1]) for d in arrays] + [("constant", 256)]
+        ir = coverage.python_tile_ir(getattr(kernels, name), coverage.Specialization([], [], signature))
+        theirs = {struct.unpack(">d", bytes.fromhex(v[2:]))[0] if v.startswith("0x") else float(v)
+                  for v in re.findall(r"constant <f64: ([^>]+)>", ir)}
+        assert ours and ours == theirs, (name, ours, theirs)
+    assert 0.10000000149011612 in ours

@@ -33,6 +33,18 @@ def float_literal(value: float, dtype: str = "f32", dense: bool = False) -> ir.L
     return ir.Lit(f"{text}{dtype}")
 
 
+def constant_value(value: int | float, dtype: str) -> float:
+    """The value cuTile Python gives the Python number `value` as a constant of float dtype `dtype`:
+    a float literal is an f32 before it meets a dtype, so at f64 it is the f32 nearest it (0.1 is
+    0.10000000149011612 there, 1e-50 is 0), as its Tile IR shows; an integer is exact."""
+    if isinstance(value, float) and dtype == "f64":
+        import numpy
+
+        with numpy.errstate(over="ignore"):
+            return float(numpy.float32(value))
+    return float(value)
+
+
 def runtime_literal(value: bool | int | float) -> tuple[str, ir.Lit | ir.Binary]:
     """A Python bool, int or float as the runtime scalar cuTile Python makes of it where it must be
     one (a loop carries it, a runtime condition chooses it): its dtype (bool, i32, f32) and literal."""
@@ -44,7 +56,7 @@ def runtime_literal(value: bool | int | float) -> tuple[str, ir.Lit | ir.Binary]
 
 def number_literal(value: int | float, dtype: str) -> ir.Lit | ir.Binary:
     """A Python number as a Rust literal of a scalar dtype (`3i32`, `0.5f32`)."""
-    return float_literal(float(value), dtype) if dtype in FLOAT_RANK else int_literal(int(value), dtype)
+    return float_literal(constant_value(value, dtype), dtype) if dtype in FLOAT_RANK else int_literal(int(value), dtype)
 
 
 def int_literal(value: int, dtype: str) -> ir.Lit | ir.Binary:

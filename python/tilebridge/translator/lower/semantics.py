@@ -11,7 +11,7 @@ from dataclasses import replace
 from ... import dtypes
 from ...dtypes import COMPUTED_ARRAY_DTYPES, FLOAT_RANK
 from .. import ir
-from ..rust_syntax import float_literal, int_literal, number_literal, rust_name
+from ..rust_syntax import constant_value, float_literal, int_literal, number_literal, rust_name
 from .bindings import Binding, Value, translation_time
 from .dtype_tests import DTypeTests
 from .facts import fold, show_type, with_article
@@ -243,15 +243,14 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
         if val.kind == "const":
             pinned = self.state.pinned(dtype)
             wide_ints = ("i32", "i64", "u32", "u64")  # the integers cutile makes constants of
-            # An array's dtype that is f64 at every launch takes an f64 literal, as cuTile Python
-            # makes it (0.1 rounded to f32 first would be another number); f16 and bf16 ones an
-            # f32 literal converted, as below.
+            # An array's dtype that is f64 at every launch takes an f64 literal of the value cuTile
+            # Python gives it (`constant_value`); f16 and bf16 ones an f32 literal converted, as below.
             concrete = dtype if dtype in FLOAT_RANK or dtype in wide_ints else (
                 pinned if pinned in wide_ints or pinned == "f64" else "i32" if self.index_class(dtype) else "f32")
             if concrete in ("f16", "bf16", "tf32"):
                 concrete = "f32"
             if concrete in FLOAT_RANK:
-                lit = float_literal(float(val.py), concrete)
+                lit = float_literal(constant_value(val.py, concrete), concrete)
             else:
                 if isinstance(val.py, float):
                     raise self.error(node, "a float literal cannot combine with an integer tile")

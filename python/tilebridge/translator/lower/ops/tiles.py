@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ... import ir, module_items
 from ....dtypes import DTYPES, FLOAT_RANK
-from ...rust_syntax import float_literal
+from ...rust_syntax import constant_value, float_literal
 from ..bindings import Binding, Value
 from ..facts import fold
 from .registry import OPS, ct_op, register
@@ -366,7 +366,8 @@ def _filled(w: Walker, node, shape_node, fill: Value, dtype_node, out, hint) -> 
     shape = w.dims(shape_node, out)
     dtype = w.dtype_arg(dtype_node, out)
     if fill.kind == "const" and dtype in ("f32", "i32", "i64", "f64"):
-        lit = float_literal(float(fill.py), dtype, dense=True) if dtype in FLOAT_RANK else ir.Lit(f"{int(fill.py)}{dtype}")
+        lit = float_literal(constant_value(fill.py, dtype), dtype, dense=True) if dtype in FLOAT_RANK else \
+            ir.Lit(f"{int(fill.py)}{dtype}")
         return w.sem.bind_temp(out, hint, ir.TileType(dtype, shape), ir.Call("constant", (lit, ir.Shape(shape))))
     tile = w.sem.splat(fill, dtype, shape, out, hint, node)
     if not isinstance(tile.expr, ir.Var):
