@@ -23,7 +23,7 @@ import torch  # noqa: E402
 
 import tilebridge as tb  # noqa: E402
 from tilebridge.verifier.bench import Timing, print_table, time_case  # noqa: E402
-from tilebridge.verifier.check import copies  # noqa: E402
+from tilebridge.verifier.check import copies, describe  # noqa: E402
 from tilebridge.verifier.report import Run, measure_roofline  # noqa: E402
 
 
@@ -109,6 +109,73 @@ def cases():
 
     yield "group_gemm f16 4 groups (M 4096..512) x 4096^2", group_gemm
 
+    # The kernels the launches above do not reach: other modes, backward passes, decoding.
+    yield "softmax chunked f16 1024x32768", lambda: tilegym.ops.softmax(rand(1024, 32768), use_chunked=True)
+    yield "rms_norm gather f16 8192x4096", lambda: tilegym.ops.rms_norm(rand(8192, 4096), (4096,), w, 1e-6,
+                                                                        mode="multi_wave_reload")
+    yield "rms_norm backward f16 8192x4096", lambda: backward(
+        lambda x: tilegym.ops.rms_norm(x, (4096,), w, 1e-6), rand(8192, 4096))
+    yield "swiglu backward f16 8192x4096", lambda: backward(get_swiglu(), rand(8192, 4096), rand(8192, 4096))
+    yield "silu_and_mul backward f16 8192x(2x4096)", lambda: backward(tilegym.ops.silu_and_mul, rand(8192, 8192))
+    yield "geglu forward and backward f16 256x64x16x128", lambda: backward(
+        lambda x: tilegym.ops.activation.geglu(x, 3, "none"), rand(256, 64, 16, 128))
+
+    def fmha_backward():
+        from tilegym.ops.cutile.attention import tile_fmha_with_backward
+
+        backward(lambda q, k, v: tile_fmha_with_backward(q, k, v, is_causal=True),
+                 rand(2, 16, 2048, 128), rand(2, 16, 2048, 128), rand(2, 16, 2048, 128))
+
+    yield "fmha backward f16 2x16x2048x128", fmha_backward
+    yield "mla prefill bf16 4x16x2048, d128+64", lambda: tilegym.ops.mla(
+        rand(4, 16, 2048, 128, dtype=bf16), rand(4, 16, 2048, 128, dtype=bf16), rand(4, 16, 2048, 128, dtype=bf16),
+        rand(4, 16, 2048, 64, dtype=bf16), rand(4, 1, 2048, 64, dtype=bf16), True, None)
+
+    def mla_decoding(op):
+        q, qpe = rand(2, 32, 512), rand(2, 32, 64)
+        return op(q, qpe, rand(2, 8192, 512), rand(2, 8192, 64), 1 / (512 + 64) ** 0.5)
+
+    yield "mla decoding f16 2x32 heads, 8192 keys", lambda: mla_decoding(tilegym.ops.mla_decoding)
+    yield "mla decoding split kv f16 2x32 heads, 8192 keys", lambda: mla_decoding(tilegym.ops.mla_decoding_split_kv)
+    yield "gemma_attention decoding bf16 32x8 heads, 16384 keys", lambda: tilegym.ops.gemma_attention_decode(
+        rand(1, 32, 1, 128, dtype=bf16), rand(1, 8, 16384, 128, dtype=bf16), rand(1, 8, 16384, 128, dtype=bf16),
+        soft_cap=50.0)
+    yield "attention_sink decoding bf16 4x64 heads, 8192 keys", lambda: tilegym.ops.attention_sink_decode(
+        rand(4, 1, 8, 8, 64, dtype=bf16), rand(4, 8192, 8, 64, dtype=bf16), rand(4, 8192, 8, 64, dtype=bf16),
+        torch.randn(64, device="cuda", dtype=torch.float32), 0.125, None,
+        torch.tensor([8191], dtype=torch.int32, device="cuda"))
+
+    def gated_delta_decode(b=32, h=16, d=128):
+        q, k = rand(b, 1, h, d, dtype=bf16) * 0.1, rand(b, 1, h, d, dtype=bf16) * 0.1
+        g = -torch.abs(rand(b, 1, h, dtype=bf16)) * 0.5
+        state = torch.randn(b, h, d, d, device="cuda", dtype=torch.float32) * 0.1
+        return tilegym.ops.recurrent_gated_delta_rule(q, k, rand(b, 1, h, d, dtype=bf16) * 0.1, g,
+                                                      torch.sigmoid(rand(b, 1, h, dtype=bf16)), state, True, True)
+
+    # Without the autotuner, as TileGym's tests run them: its choice between kernels is the point.
+    yield "recurrent_gated_delta_rule decoding bf16 32x16 heads", lambda: without_autotune(gated_delta_decode)
+    yield "recurrent_gated_delta_rule persistent bf16 T=1024", lambda: without_autotune(
+        lambda: gated_delta(lambda *a: tilegym.ops.recurrent_gated_delta_rule(*a, persistent=True), 1024))
+
+
+def backward(forward, *inputs):
+    """Runs `forward` on `inputs` (made leaves that need gradients) and its backward pass."""
+    y = forward(*(x.requires_grad_() for x in inputs))
+    y.backward(torch.randn_like(y))
+
+
+def without_autotune(op):
+    """Runs `op` with TileGym's autotuner off (its fixed configuration, as in TileGym's tests)."""
+    before = os.environ.get("TILEGYM_DISABLE_AUTOTUNE")
+    os.environ["TILEGYM_DISABLE_AUTOTUNE"] = "1"
+    try:
+        return op()
+    finally:
+        if before is None:
+            del os.environ["TILEGYM_DISABLE_AUTOTUNE"]
+        else:
+            os.environ["TILEGYM_DISABLE_AUTOTUNE"] = before
+
 
 def recorded_launches(op):
     """Runs `op` once; returns its ct.launch calls as (grid, kernel, args), each launch's arrays
@@ -143,7 +210,7 @@ def main():
     exts = {(info["file"], name): ext for ext in map(tb.load, args.ext.split(","))
             for name, info in json.loads(ext.__tilebridge__)["kernels"].items()}
     print(f"GPU: {torch.cuda.get_device_name()}; {args.runs} timed launches per side, 3 interleaved rounds")
-    rows = []
+    rows, timed = [], set()
     for label, op in cases():
         if args.only and not any(word in label for word in args.only):
             continue
@@ -154,6 +221,10 @@ def main():
             continue
         for grid, kernel, launch_args in launches:
             fn = kernel._pyfunc
+            key = (fn.__name__, tuple(grid), describe(launch_args))
+            if key in timed:  # a backward case's forward launch, timed in its own case
+                continue
+            timed.add(key)
             ext = exts.get((os.path.basename(fn.__code__.co_filename), fn.__name__))
             if ext is None:  # listed in the table, not dropped
                 rows.append(Timing(fn.__name__, label, error="not translated: not timed"))
