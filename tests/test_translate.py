@@ -709,12 +709,13 @@ def test_a_zero_padded_gather_takes_only_dtypes_cutile_makes_constants_of(tmp_pa
 def test_computed_arrays_get_a_variant_per_family_of_dtypes():
     """Arrays a kernel computes with take f32, f16 and bf16 as translated, and the kernel is
     translated once more for f64 and once for integers, each checked against cuTile Python at its
-    dtypes: an f64 variant's literals are f64 (0.1 rounded to f32 first is another number), a
+    dtypes: an f64 variant's literals are f64, of the values cuTile Python gives them (0.1 as the
+    f32 nearest it), a
     float literal leaves the integers out, and only integers of 32 and 64 bits are offered (cutile
     0.5.0's JIT computes with no 16-bit one and makes no 8-bit constant)."""
     crate = tb.translate(REPO / "tests" / "fixtures" / "any_dtype.py", runtime_path=RUNTIME_CRATE)
     rust, meta = crate.files["src/tile_kernels.rs"], ExtensionMetadata.from_json(crate.files["tilebridge.json"])
-    assert "broadcast_scalar(0.1f64, " in function_text(rust, "tenth_added_f64")
+    assert "broadcast_scalar(0.10000000149011612f64, " in function_text(rust, "tenth_added_f64")
     assert "fn tenth_added_integers" not in rust and "fn mixed_sum_integers" in rust
     assert sorted(meta.kernels["tenth_added"].dtypes["E0"]) == ["bf16", "f16", "f32", "f64"]
     assert meta.kernels["mixed_sum"].dtypes["E0"] == ["f32", "f16", "bf16", "f64", "i32", "i64", "u32", "u64"]
