@@ -26,6 +26,12 @@ def padded_partition(padding: str) -> str:
     return f"partition_padded_{_snake(padding)}"
 
 
+def unpadded_partition(permuted: bool) -> str:
+    """`Tensor::partition` (or `partition_permuted`) with no padding value, as cuTile Python's load
+    without a padding mode makes its view."""
+    return "partition_permuted_unpadded" if permuted else "partition_unpadded"
+
+
 def gather(rank: int, lanes: int, masked: bool, latency: int, ordered: bool = False) -> str:
     """A gather of a tile of `lanes` axes from an array of `rank` axes, masked to the array's bounds
     (and to a mask of the caller's, where `masked`), with a latency hint (0: none). One function
@@ -135,6 +141,8 @@ def called(kernels: list[ir.KernelIR]) -> dict:
         "padded_gather": PADDED_GATHER in names or bool(gathers) or any(_SPAN_GATHER.match(n) for n in names),
         "padded_partitions": sorted(("".join(w.title() for w in m[1].split("_")), n)
                                     for n in names if (m := _PADDED.match(n))),
+        "unpadded_partitions": sorted(n == unpadded_partition(True) for n in names
+                                      if n in (unpadded_partition(False), unpadded_partition(True))),
         "gathers": gathers,
         "span_gathers": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_GATHER.match(n))),
         "span_scatters": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_SCATTER.match(n))),

@@ -16,6 +16,23 @@
 pub mod kernels {
     use cutile::core::*;
 
+    /// `x.partition(tile)` with no padding value, as cuTile Python's
+    /// `ct.load` without a padding mode makes its view: lanes past `x`'s shape hold no defined
+    /// value there either (cutile's own pads with zero, which tileiras compiles to other code).
+    /// Safe as that is: the view starts from `x`'s own ordering token, and its loads stay inside
+    /// `x`'s shape (a lane past it is not read).
+    #[cuda_tile::variadic_op(N = 6)]
+    pub fn partition_unpadded<'a, E: ElementType, const S: [i32; N], const R: [i32; N]>(
+        x: &'a Tensor<E, S>,
+        tile: Shape<R>,
+    ) -> Partition<'a, E, R> {
+        let token: Token = get_tensor_token(x);
+        // SAFETY: the view starts from the tensor's current ordering token.
+        let view: Partition<E, R> =
+            unsafe { make_partition_view(x, tile, padding::None, dim_map::Identity, token) };
+        view
+    }
+
     /// group_rotate.py:24: `def group_rotate(x, y, SCALE: ct.Constant[float], GROUP: ConstInt, TILE: ConstInt):`
     ///
     /// Safe: cutile proves its partitions' stores disjoint and in bounds, and the module's functions
@@ -36,7 +53,7 @@ pub mod kernels {
         let SCALE_tile: Tile<f32, { [] }> = bitcast(SCALE_word);
         let SCALE: f32 = tile_to_scalar(SCALE_tile);
         // group_rotate.py:26: t = ct.load(x, index=(rotate(pid, GROUP),), shape=(TILE,)).astype(ct.float32)
-        let x_part: Partition<E0, { [TILE] }> = x.partition(const_shape![TILE]);
+        let x_part: Partition<E0, { [TILE] }> = partition_unpadded(x, const_shape![TILE]);
         // group_rotate.py:25: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // group_rotate.py:26: t = ct.load(x, index=(rotate(pid, GROUP),), shape=(TILE,)).astype(ct.float32)

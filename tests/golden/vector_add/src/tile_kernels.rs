@@ -16,6 +16,23 @@
 pub mod kernels {
     use cutile::core::*;
 
+    /// `x.partition(tile)` with no padding value, as cuTile Python's
+    /// `ct.load` without a padding mode makes its view: lanes past `x`'s shape hold no defined
+    /// value there either (cutile's own pads with zero, which tileiras compiles to other code).
+    /// Safe as that is: the view starts from `x`'s own ordering token, and its loads stay inside
+    /// `x`'s shape (a lane past it is not read).
+    #[cuda_tile::variadic_op(N = 6)]
+    pub fn partition_unpadded<'a, E: ElementType, const S: [i32; N], const R: [i32; N]>(
+        x: &'a Tensor<E, S>,
+        tile: Shape<R>,
+    ) -> Partition<'a, E, R> {
+        let token: Token = get_tensor_token(x);
+        // SAFETY: the view starts from the tensor's current ordering token.
+        let view: Partition<E, R> =
+            unsafe { make_partition_view(x, tile, padding::None, dim_map::Identity, token) };
+        view
+    }
+
     /// vector_add.py:7: `def vector_add(a, b, c, TILE: ct.Constant[int]):`
     ///
     /// Safe: cutile proves its partitions' stores disjoint and in bounds, and the module's functions
@@ -33,9 +50,9 @@ pub mod kernels {
         c: &mut Tensor<E2, { [TILE] }>,
     ) {
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
-        let a_part: Partition<E0, { [TILE] }> = a.partition(const_shape![TILE]);
+        let a_part: Partition<E0, { [TILE] }> = partition_unpadded(a, const_shape![TILE]);
         // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
-        let b_part: Partition<E1, { [TILE] }> = b.partition(const_shape![TILE]);
+        let b_part: Partition<E1, { [TILE] }> = partition_unpadded(b, const_shape![TILE]);
         // vector_add.py:8: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
@@ -80,9 +97,9 @@ pub mod kernels {
         c: &mut Tensor<E2, { [TILE] }>,
     ) {
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
-        let a_part: Partition<E0, { [TILE] }> = a.partition(const_shape![TILE]);
+        let a_part: Partition<E0, { [TILE] }> = partition_unpadded(a, const_shape![TILE]);
         // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
-        let b_part: Partition<E1, { [TILE] }> = b.partition(const_shape![TILE]);
+        let b_part: Partition<E1, { [TILE] }> = partition_unpadded(b, const_shape![TILE]);
         // vector_add.py:8: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
@@ -121,9 +138,9 @@ pub mod kernels {
         c: &mut Tensor<E0, { [TILE] }>,
     ) {
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))
-        let a_part: Partition<E0, { [TILE] }> = a.partition(const_shape![TILE]);
+        let a_part: Partition<E0, { [TILE] }> = partition_unpadded(a, const_shape![TILE]);
         // vector_add.py:10: tb = ct.load(b, index=(pid,), shape=(TILE,))
-        let b_part: Partition<E0, { [TILE] }> = b.partition(const_shape![TILE]);
+        let b_part: Partition<E0, { [TILE] }> = partition_unpadded(b, const_shape![TILE]);
         // vector_add.py:8: pid = ct.bid(0)
         let pid: i32 = get_tile_block_id().0;
         // vector_add.py:9: ta = ct.load(a, index=(pid,), shape=(TILE,))

@@ -22,9 +22,14 @@ if TYPE_CHECKING:
     from ..walker import Walker
 
 # ct.PaddingMode -> cutile's padding marker (None: as the access pads anyway).
+# A load without a padding mode, as cuTile Python's UNDETERMINED: a view with no padding value,
+# whose lanes past the array's shape hold what the hardware gives (cutile's own partition pads
+# with zero, which tileiras compiles to other code).
+UNPADDED = "padding::None"
+
 PADDING = {
     "ZERO": "padding::Zero",  # as the plain partition pads
-    "UNDETERMINED": None,
+    "UNDETERMINED": UNPADDED,
     "NEG_INF": "padding::NegInf",
     "POS_INF": "padding::PosInf",
     "NAN": "padding::Nan",
@@ -75,9 +80,12 @@ def partition(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...
     if local or key not in state.partitions:
         name = state.fresh(f"{rust_name(array.name)}_part")
         source = ir.Var(rust_name(array.name))
-        if order is not None:
-            dim_map = ir.Lit(f"const_array![{', '.join(map(str, order))}]")
-            value: ir.Expr = ir.Method(source, "partition_permuted", (ir.Shape(shape), dim_map))
+        dim_map = ir.Lit(f"const_array![{', '.join(map(str, order))}]") if order is not None else None
+        if padding == UNPADDED:
+            value: ir.Expr = ir.Call(module_items.unpadded_partition(order is not None),
+                                     (source, ir.Shape(shape)) + ((dim_map,) if order is not None else ()))
+        elif order is not None:
+            value = ir.Method(source, "partition_permuted", (ir.Shape(shape), dim_map))
         elif padding is None:
             value = ir.Method(source, "partition", (ir.Shape(shape),))
         else:
@@ -159,16 +167,18 @@ def _load(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, index: li
     # where it reads, in the array's own axes, as a store's site is (`in_place_pairs` compares them)
     back = _array_axes(order, len(shape))
     w.state.site(array, "loads", tuple(shape[k] for k in back), [index[k] for k in back])
-    padding = _padding(w, args.get("padding_mode"), out)
+    padding = _padding(w, args.get("padding_mode"), out) or UNPADDED  # none given: UNDETERMINED
     if not w.state.read_and_written(array) and padding == "padding::Zero":
         padding = None  # the plain partition pads with zero
-    if padding not in (None, "padding::Zero"):  # NaN, an infinity, -0.0: a float's padding
+    if w.state.read_and_written(array) and padding == UNPADDED:
+        padding = None  # a view of an array updated in place keeps cutile's padding (zero)
+    if padding not in (None, "padding::Zero", UNPADDED):  # NaN, an infinity, -0.0: a float's padding
         w.sem.computes_with_dtype(f"${array.name}")
         integers = sorted(d for d in w.state.at_launch(f"${array.name}") if dtypes.DTYPES[d].is_integer or d == "bool")
         if integers and not w.state.survey:  # cuTile Python's front end takes it; tileiras does not
             raise w.error(args["padding_mode"], f"padding_mode {padding.split('::')[1]} pads floats: Tile IR "
                                                 f"takes it for no array of {integers[0]}, which '{array.name}' is")
-    if order is not None and padding is not None:
+    if order is not None and padding not in (None, UNPADDED):
         raise w.error(node, "a load with both order= and a non-zero padding_mode is not supported yet")
     idx = ir.Index(tuple(w.sem.i32(i, node) for i in index))
     tile_type = ir.TileType(f"${array.name}", shape)
