@@ -82,8 +82,10 @@ def partition(state: KernelState, array: ir.ArrayParam, shape: tuple[ir.Dim, ...
         source = ir.Var(rust_name(array.name))
         dim_map = ir.Lit(f"const_array![{', '.join(map(str, order))}]") if order is not None else None
         if padding == UNPADDED:
+            # a view the kernel made (a list item, a slice) is a tensor of its own: lent by reference
+            tensor = ir.Ref(source) if local else source
             value: ir.Expr = ir.Call(module_items.unpadded_partition(order is not None),
-                                     (source, ir.Shape(shape)) + ((dim_map,) if order is not None else ()))
+                                     (tensor, ir.Shape(shape)) + ((dim_map,) if order is not None else ()))
         elif order is not None:
             value = ir.Method(source, "partition_permuted", (ir.Shape(shape), dim_map))
         elif padding is None:
