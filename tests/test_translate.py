@@ -1054,3 +1054,45 @@ def filled(y, T: ct.Constant[int]):
                   for v in re.findall(r"constant <f64: ([^>]+)>", ir)}
         assert ours and ours == theirs, (name, ours, theirs)
     assert 0.10000000149011612 in ours
+
+
+def test_a_sum_fuses_the_product_cuTile_Python_fuses(tmp_path):
+    """cuTile Python's rewrite fuses a sum's left operand where that is a product, and only that one:
+    a left product with another use leaves the sum unfused even where the right operand is a
+    product too (the recurrent gated delta rule's `State = State + KeyCol * Delta`, with `State`
+    a product read twice: fused, it rounded once where cuTile Python rounds twice). The fma count
+    of each kernel is cuTile Python's at the same specialization."""
+    (tmp_path / "sums.py").write_text('''
+import cuda.tile as ct
+
+
+@ct.kernel
+def left_used_twice(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    s = t * 0.5
+    ct.store(y, index=(ct.bid(0),), tile=(s + t * t) * s)
+
+
+@ct.kernel
+def left_used_once(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    s = t * 0.5
+    ct.store(y, index=(ct.bid(0),), tile=s + t * t)
+
+
+@ct.kernel
+def right_named(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    s = t * 0.5
+    ct.store(y, index=(ct.bid(0),), tile=(t + 1.0) + s)
+''')
+    files = generated(tmp_path / "sums.py")
+    kernels = frontend.import_file(tmp_path / "sums.py")
+    source = files["src/tile_kernels.rs"]
+    counts = {}
+    for name in ("left_used_twice", "left_used_once", "right_named"):
+        ours = function_text(source, name).count("fma(")
+        spec = coverage.Specialization([], [], [("array", "f32", [1]), ("array", "f32", [1]), ("constant", 256)])
+        theirs = len(re.findall(r"= fma ", coverage.python_tile_ir(getattr(kernels, name), spec)))
+        counts[name] = (ours, theirs)
+    assert counts == {"left_used_twice": (0, 0), "left_used_once": (1, 1), "right_named": (1, 1)}, counts

@@ -30,6 +30,9 @@ class Value:
     # A scalar cuTile Python knows at compile time (a ct.Constant[float], arithmetic of such and
     # numbers), which it types weakly, like a literal: beside a tile, the tile's dtype wins.
     weak: bool = False
+    # a tile bound to a name by `x * y`: cuTile Python's rewrite takes a sum's left operand that
+    # is a product before its right one (`Semantics.fused_mul_add`)
+    product: bool = False
 
     @property
     def shape(self) -> tuple[ir.Dim, ...]:

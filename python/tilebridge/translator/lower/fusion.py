@@ -67,7 +67,10 @@ def fuse_named_products(body: list[ir.Stmt], float_only: Callable[[str], bool],
     def rewrite_expr(e: Any, fusable: set[str]) -> Any:
         if isinstance(e, ir.Binary) and e.op in ("+", "-"):
             lhs, rhs = rewrite_expr(e.lhs, fusable), rewrite_expr(e.rhs, fusable)
-            for product_first, p, acc in ((True, lhs, rhs), (False, rhs, lhs)):
+            # cuTile Python's rewrite takes a left operand that is a product, and only that one:
+            # where it has other uses, the sum stays unfused even if the right one is a product.
+            left_product = isinstance(lhs, ir.Var) and lhs.name in products
+            for product_first, p, acc in ((True, lhs, rhs),) + (() if left_product else ((False, rhs, lhs),)):
                 if isinstance(p, ir.Var) and p.name in fusable:
                     x, y = products[p.name].value.lhs, products[p.name].value.rhs
                     if e.op == "-" and product_first:

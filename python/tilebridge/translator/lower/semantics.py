@@ -596,7 +596,8 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
             # cuTile Python divides integers in its default float dtype, f32
             a, b = (self.convert(Value("tile", type_, e), "f32", out, hint).expr for e in (a, b))
             type_ = ir.TileType("f32", type_.shape)
-        if op in ("+", "-") and self.float_only(type_.dtype):
+        if op in ("+", "-") and self.float_only(type_.dtype) and not (lhs.product and a == lhs.expr):
+            # (a named product on the left: cuTile Python tries that one alone, `fusion.py`)
             fused = self.fused_mul_add(op, a, b, type_, out, hint)
             if fused is not None:
                 return fused

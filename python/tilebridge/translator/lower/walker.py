@@ -364,7 +364,8 @@ class Walker:
             Value(val.kind, val.type, ir.Var(rname), dim=val.dim, bid_axis=val.bid_axis, bid_split=val.bid_split,
                   nonneg=val.nonneg, iota_offset=val.iota_offset, splat=val.splat,
                   weak=val.weak and name not in self.frame.loop_assigned,
-                  defn=val.expr if val.kind == "scalar" and name not in self.frame.loop_assigned else None),
+                  defn=val.expr if val.kind == "scalar" and name not in self.frame.loop_assigned else None,
+                  product=val.kind == "tile" and isinstance(let.value, ir.Binary) and let.value.op == "*"),
             let, self.depth)
 
     def define(self, target: ast.expr, undefined: Binding, val: Value) -> None:
