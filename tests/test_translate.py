@@ -1085,14 +1085,25 @@ def right_named(x, y, T: ct.Constant[int]):
     t = ct.load(x, index=(ct.bid(0),), shape=(T,))
     s = t * 0.5
     ct.store(y, index=(ct.bid(0),), tile=(t + 1.0) + s)
+
+
+@ct.kernel
+def carried(x, y, T: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+    acc = t * 0.5
+    for i in range(4):
+        acc = acc + t * t
+    ct.store(y, index=(ct.bid(0),), tile=acc)
 ''')
     files = generated(tmp_path / "sums.py")
     kernels = frontend.import_file(tmp_path / "sums.py")
     source = files["src/tile_kernels.rs"]
     counts = {}
-    for name in ("left_used_twice", "left_used_once", "right_named"):
+    for name in ("left_used_twice", "left_used_once", "right_named", "carried"):
         ours = function_text(source, name).count("fma(")
         spec = coverage.Specialization([], [], [("array", "f32", [1]), ("array", "f32", [1]), ("constant", 256)])
         theirs = len(re.findall(r"= fma ", coverage.python_tile_ir(getattr(kernels, name), spec)))
         counts[name] = (ours, theirs)
-    assert counts == {"left_used_twice": (0, 0), "left_used_once": (1, 1), "right_named": (1, 1)}, counts
+    # (`carried`: in the loop `acc` is the value the loop carries, no product: the right one fuses)
+    assert counts == {"left_used_twice": (0, 0), "left_used_once": (1, 1), "right_named": (1, 1),
+                      "carried": (1, 1)}, counts

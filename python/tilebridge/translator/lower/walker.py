@@ -338,7 +338,7 @@ class Walker:
             self.state.scalar_defs.pop(prev.let.name, None)  # no one value any more
             out.append(ir.Assign(prev.let.name, val.expr, target.lineno))
             prev.val = replace(prev.val, bid_axis=None, bid_split=None, splat=None,
-                               nonneg=prev.val.nonneg and val.nonneg)
+                               nonneg=prev.val.nonneg and val.nonneg, product=False)
             return
         if prev is not None and prev.let is None and prev.val.kind == "array":
             raise self.error(target, f"assigning to the array parameter '{name}' is not supported")
@@ -430,6 +430,9 @@ class Walker:
             if b is not None and b.val.kind == "conflict":
                 raise self.error(node, f"{b.val.py}, so it has no one value here")
             if b is not None:
+                if b.val.product and b.depth < self.depth and node.id in self.frame.loop_assigned:
+                    # read inside a loop that assigns it: a value the loop carries, no product
+                    return replace(b.val, product=False)
                 return b.val
             if node.id in self.state.branch_conflicts and node.id not in self.frame.globals:
                 raise self.error(node, f"{self.state.branch_conflicts[node.id]}, so it has no one value here")
