@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from unittest import mock
 
 # First launches compile from scratch on both sides: both disk caches off.
 os.environ.setdefault("CUDA_TILE_CACHE_DIR", "off")
@@ -166,15 +167,8 @@ def backward(forward, *inputs):
 
 def without_autotune(op):
     """Runs `op` with TileGym's autotuner off (its fixed configuration, as in TileGym's tests)."""
-    before = os.environ.get("TILEGYM_DISABLE_AUTOTUNE")
-    os.environ["TILEGYM_DISABLE_AUTOTUNE"] = "1"
-    try:
+    with mock.patch.dict(os.environ, {"TILEGYM_DISABLE_AUTOTUNE": "1"}):
         return op()
-    finally:
-        if before is None:
-            del os.environ["TILEGYM_DISABLE_AUTOTUNE"]
-        else:
-            os.environ["TILEGYM_DISABLE_AUTOTUNE"] = before
 
 
 def recorded_launches(op):
