@@ -38,7 +38,7 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
         module_items.own_scatter(2, 1, False, 0), module_items.own_scatter(1, 1, True, 2),
         module_items.first_block_scatter(1, 1, False, 0), module_items.span_gather(2, 1),
         module_items.own_span_scatter(3, 0), module_items.owned_scatter((0, None, 2), 1, False, 1))]
-    owned = ir.Eval(ir.Call(module_items.owned_store((2, 0, 1), tma=True, latency=None), (ir.Var("x"),)), 6)
+    owned = ir.Eval(ir.Call(module_items.owned_store((2, 0, 1), latency=None), (ir.Var("x"),)), 6)
     unpadded = ir.Eval(ir.Call(module_items.unpadded_partition(True), (ir.Var("x"),)), 7)
     body = [safe, ordered, rounded, store, *scatters, owned, unpadded]
     called = module_items.called([kernel(body, [])])
@@ -46,7 +46,7 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     assert called == {"padded_gather": True, "padded_partitions": [],
                       "gathers": [(1, 1, False, 0, True), (2, 1, True, 4, False)], "rounded": [("exp", "approx")], "hinted_stores": [(1, False, 3)],
                       "span_gathers": [(2, 1)], "span_scatters": [(3, 0)],
-                      "owned_stores": [("store_owned_3d_b2_b0_b1_tma_on", (2, 0, 1), True, None)],
+                      "owned_stores": [("store_owned_3d_b2_b0_b1", (2, 0, 1), None)],
                       "owned_scatters": [("scatter_owned_3d_b0_x_b2_into_1d_latency1", (0, None, 2), 1, False, 1)],
                       "own_scatters": [(1, 1, True, 2), (2, 1, False, 0)],
                       "first_block_scatters": [(1, 1, False, 0)], "unpadded_partitions": [True]}
@@ -54,7 +54,7 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     for name in ("fn gather_2d_into_1d_masked_latency4<", "fn gather_1d_into_1d_ordered<", "fn exp_approx_f32<", "fn store_tile_1d_tma_off_latency3<",
                  "fn scatter_own_row_2d_into_1d<", "fn scatter_own_tile_1d_masked_latency2<",
                  "fn scatter_first_block_1d_into_1d<", "fn gather_span_2d_latency1<", "fn scatter_own_row_span_3d<",
-                 "fn store_owned_3d_b2_b0_b1_tma_on<", "fn scatter_owned_3d_b0_x_b2_into_1d_latency1<",
+                 "fn store_owned_3d_b2_b0_b1<", "fn scatter_owned_3d_b0_x_b2_into_1d_latency1<",
                  "fn partition_permuted_unpadded<"):
         assert name in rust
     assert "fn gather_2d_into_1d<" not in rust and "fn partition_padded_" not in rust and "fn partition_unpadded<" not in rust

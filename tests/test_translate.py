@@ -360,7 +360,7 @@ def owned_two_ways(x, y, B: T):
     assert meta["transposed"].safe and meta["decode"].safe, (meta["transposed"].unsafe_reasons,
                                                              meta["decode"].unsafe_reasons)
     body = re.sub(r"\(\s+", "(", " ".join(files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
-    for call in ("store_owned_3d_b2_b0_b1_tma_on(y,", "store_owned_5d_b0_b1_x_b2_x_tma_on(y,",
+    for call in ("store_owned_3d_b2_b0_b1(y,", "store_owned_5d_b0_b1_x_b2_x(y,",
                  "scatter_owned_5d_b0_b1_x_b2_x_into_1d(y,", "scatter_owned_3d_b0_b1_b2_into_1d(lse,"):
         assert call in body, call
     for name in ("reads_another_block_index", "in_a_loop"):

@@ -57,13 +57,12 @@ def own_span_scatter(rank: int, latency: int) -> str:
     return f"scatter_own_row_span_{rank}d{_suffix(False, latency)}"
 
 
-def owned_store(ties: tuple[int | None, ...], tma: bool, latency: int | None) -> str:
+def owned_store(ties: tuple[int | None, ...], latency: int | None) -> str:
     """A store of a tile of a partition of the whole array at an index some of whose components are
     block indices (`ties`: per component, the block axis it is, or None), done where those
-    components are the block's own and the index lies inside the array's grid of tiles, with a TMA
-    choice and a latency hint (None: none), each a literal as cutile's JIT takes them."""
-    return (f"store_owned_{len(ties)}d_{_pattern(ties)}_tma_{'on' if tma else 'off'}"
-            f"{'' if latency is None else f'_latency{latency}'}")
+    components are the block's own and the index lies inside the array's grid of tiles, without
+    TMA, with a latency hint (None: none), a literal as cutile's JIT takes it."""
+    return f"store_owned_{len(ties)}d_{_pattern(ties)}{'' if latency is None else f'_latency{latency}'}"
 
 
 def owned_scatter(ties: tuple[int | None, ...], lanes: int, masked: bool, latency: int) -> str:
@@ -119,7 +118,7 @@ _PADDED = re.compile(r"partition_padded_(\w+)$")
 _GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_ordered)?(_masked)?(?:_latency(\d+))?$")
 _SPAN_GATHER = re.compile(r"gather_span_(\d)d(?:_latency(\d+))?$")
 _SPAN_SCATTER = re.compile(r"scatter_own_row_span_(\d)d(?:_latency(\d+))?$")
-_OWNED_STORE = re.compile(r"store_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)_tma_(on|off)(?:_latency(\d+))?$")
+_OWNED_STORE = re.compile(r"store_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)(?:_latency(\d+))?$")
 _OWNED_SCATTER = re.compile(r"scatter_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _OWN_TILE = re.compile(r"scatter_own_tile_1d(_masked)?(?:_latency(\d+))?$")
 _OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
@@ -146,7 +145,7 @@ def called(kernels: list[ir.KernelIR]) -> dict:
         "gathers": gathers,
         "span_gathers": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_GATHER.match(n))),
         "span_scatters": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_SCATTER.match(n))),
-        "owned_stores": sorted((n, _ties(m[2]), m[3] == "on", None if m[4] is None else int(m[4]))
+        "owned_stores": sorted((n, _ties(m[2]), None if m[3] is None else int(m[3]))
                                for n in names if (m := _OWNED_STORE.match(n))),
         "owned_scatters": sorted((n, _ties(m[2]), int(m[3]), bool(m[4]), int(m[5] or 0))
                                  for n in names if (m := _OWNED_SCATTER.match(n))),

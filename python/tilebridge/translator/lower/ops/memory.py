@@ -310,7 +310,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         if isinstance(latency, str) and not isinstance(own, str):
             own = "a latency hint a ct.Constant gives"
         if isinstance(own, str):
-            return _owned_store(w, node, array, index, tile, latency, tma, out) or _unchecked_store(
+            return _owned_store(w, node, array, index, tile, latency, out) or _unchecked_store(
                 w, node, array, index, tile, own, out, hints=(_latency_option(latency), _tma_choice(tma)))
         return _hinted_store(w, array, _as_own_tile(w, array, tile, own, out), latency, tma)
     return store_tile(w, node, args["tile"], array, index, tile, out)
@@ -381,7 +381,7 @@ def store_tile(w: Walker, node: ast.Call, tile_node: ast.expr, array: ir.ArrayPa
         return Value("tile", None, ir.Method(ir.Var(rust_name(array.name)), "store", (tile.expr, ir.Var(minted))))
     own = _own_tile(w.state, array, index, tile.shape)
     if isinstance(own, str):
-        return _owned_store(w, node, array, index, tile, None, True, out) or _unchecked_store(
+        return _owned_store(w, node, array, index, tile, None, out) or _unchecked_store(
             w, node, array, index, tile, own, out)
     tile = _as_own_tile(w, array, tile, own, out)
     _partitioned_output(w.state, array, tile.shape)
@@ -419,14 +419,15 @@ def pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = Fals
 
 
 def _owned_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: list[Value], tile: Value,
-                 latency: int | str | None, tma: bool | ir.Expr, out: list[ir.Stmt]) -> Value | None:
+                 latency: int | str | None, out: list[ir.Stmt]) -> Value | None:
     """A store cutile's checked partition cannot take (several per block, of rank 4 or more, at
     block indices in another order than the array's dimensions) through the module's safe
     `store_owned_*`, which stores only where the index components that are block indices are the
     block's own and the index lies inside the array's grid of tiles: used where every block index
     the kernel reads is one of them (the others computing the same along the rest), outside any
     loop (a test per trip measured 1.3x in persistent kernels: `_unchecked_store`), into an array
-    the kernel does not read, with a latency hint that is a number. None (nothing emitted) else."""
+    the kernel does not read, with a latency hint that is a number. None (nothing emitted) else.
+    `allow_tma` is not passed on: that store goes without TMA (the template says why)."""
     ties = tuple(i.bid_axis if i.kind == "scalar" else None for i in index)
     tied = [a for a in ties if a is not None]
     if w.state.blocks_read is None or not w.state.blocks_read <= set(tied) or len(set(tied)) != len(tied) \
@@ -439,12 +440,8 @@ def _owned_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: list[Va
     idx = [w.sem.i32(i, node) for i in index]
     token = pointer_token(w.state, array, scatter=True)
     w.state.made_through(node, pointer=True)  # in the array's pointer-token chain, with its scatters
-
-    def store(allow: bool) -> ir.Expr:
-        return ir.Call(module_items.owned_store(ties, allow, latency),
-                       (ir.Var(rust_name(array.name)), tile.expr, *idx, token))
-    out.append(ir.Assign(token.name, store(tma) if isinstance(tma, bool) else ir.If(tma, store(True), store(False)),
-                         w.state.line))
+    out.append(ir.Assign(token.name, ir.Call(module_items.owned_store(ties, latency),
+                                             (ir.Var(rust_name(array.name)), tile.expr, *idx, token)), w.state.line))
     return Value("tile", None, None)
 
 
