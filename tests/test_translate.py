@@ -1098,10 +1098,10 @@ def carried(x, y, T: ct.Constant[int]):
     files = generated(tmp_path / "sums.py")
     kernels = frontend.import_file(tmp_path / "sums.py")
     source = files["src/tile_kernels.rs"]
+    spec = coverage.Specialization([], [], [("array", "f32", [1]), ("array", "f32", [1]), ("constant", 256)])
     counts = {}
     for name in ("left_used_twice", "left_used_once", "right_named", "carried"):
         ours = function_text(source, name).count("fma(")
-        spec = coverage.Specialization([], [], [("array", "f32", [1]), ("array", "f32", [1]), ("constant", 256)])
         theirs = len(re.findall(r"= fma ", coverage.python_tile_ir(getattr(kernels, name), spec)))
         counts[name] = (ours, theirs)
     # (`carried`: in the loop `acc` is the value the loop carries, no product: the right one fuses)
