@@ -1635,7 +1635,7 @@ def permuted(x, y, z, TM: ct.Constant[int], TN: ct.Constant[int]):
     body = re.sub(r"\(\s+", "(", " ".join(tb.translate(tmp_path / "permuted.py", runtime_path=tbuild.RUNTIME_CRATE)
                                           .files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
     # y (order "F"): the tile transposed, at (bid 1, bid 0); z (order (2, 0, 1)): axes (1, 2, 0)
-    assert "= permute(t, const_array![1, 0]);" in body and "store_owned_2d_b1_b0(y, y_tile, " in body, body
+    assert "= permute(t, const_array![1, 0]);" in body and "store_if_owned_2d_b1_b0(y, y_tile, " in body, body
     assert "permute(z_tile, const_array![1, 2, 0]);" in body and "z: &mut Tensor<E0, { [TM, TN, 1] }>" in body
     tb.build(tmp_path / "permuted.py", quiet=True, cubins=True)
 

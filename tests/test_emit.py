@@ -38,15 +38,20 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
         module_items.own_scatter(2, 1, False, 0), module_items.own_scatter(1, 1, True, 2),
         module_items.first_block_scatter(1, 1, False, 0), module_items.span_gather(2, 1),
         module_items.own_span_scatter(3, 0), module_items.owned_scatter((0, None, 2), 1, False, 1))]
-    owned = ir.Eval(ir.Call(module_items.owned_store((2, 0, 1), latency=None), (ir.Var("x"),)), 6)
+    owned = [ir.Eval(ir.Call(name, (ir.Var("x"),)), 6) for name in (
+        module_items.owned_store(("b2", "b0", "b1"), None, tma=True, guarded=False),
+        module_items.owned_store(("b1", "b0"), 2, tma=True, guarded=False),
+        module_items.owned_store(("b0", "b1", "0", "b2", "x"), None, tma=False, guarded=False))]
     unpadded = ir.Eval(ir.Call(module_items.unpadded_partition(True), (ir.Var("x"),)), 7)
-    body = [safe, ordered, rounded, store, *scatters, owned, unpadded]
+    body = [safe, ordered, rounded, store, *scatters, *owned, unpadded]
     called = module_items.called([kernel(body, [])])
     # a checked gather needs the pointer load it is made of
     assert called == {"padded_gather": True, "padded_partitions": [],
                       "gathers": [(1, 1, False, 0, True), (2, 1, True, 4, False)], "rounded": [("exp", "approx")], "hinted_stores": [(1, False, 3)],
                       "span_gathers": [(2, 1)], "span_scatters": [(3, 0)],
-                      "owned_stores": [("store_owned_3d_b2_b0_b1", (2, 0, 1), None)],
+                      "owned_stores": [("store_if_owned_2d_b1_b0_latency2", ("b1", "b0"), 2, True, True),
+                                       ("store_if_owned_5d_b0_b1_0_b2_x", ("b0", "b1", "0", "b2", "x"), None, True, True),
+                                       ("store_owned_3d_b2_b0_b1", ("b2", "b0", "b1"), None, True, False)],
                       "owned_scatters": [("scatter_owned_3d_b0_x_b2_into_1d_latency1", (0, None, 2), 1, False, 1)],
                       "own_scatters": [(1, 1, True, 2), (2, 1, False, 0)],
                       "first_block_scatters": [(1, 1, False, 0)], "unpadded_partitions": [True]}
@@ -54,14 +59,28 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     for name in ("fn gather_2d_into_1d_masked_latency4<", "fn gather_1d_into_1d_ordered<", "fn exp_approx_f32<", "fn store_tile_1d_tma_off_latency3<",
                  "fn scatter_own_row_2d_into_1d<", "fn scatter_own_tile_1d_masked_latency2<",
                  "fn scatter_first_block_1d_into_1d<", "fn gather_span_2d_latency1<", "fn scatter_own_row_span_3d<",
-                 "fn store_owned_3d_b2_b0_b1<", "fn scatter_owned_3d_b0_x_b2_into_1d_latency1<",
+                 "fn store_owned_3d_b2_b0_b1<", "fn store_if_owned_2d_b1_b0_latency2<",
+                 "fn scatter_owned_3d_b0_x_b2_into_1d_latency1<",
                  "fn partition_permuted_unpadded<"):
         assert name in rust
     assert "fn gather_2d_into_1d<" not in rust and "fn partition_padded_" not in rust and "fn partition_unpadded<" not in rust
-    # the owned store stores under its branch without TMA (with it, MLA decoding took 1.13x cuTile Python's time)
-    owned_fn = rust[rust.index("fn store_owned_3d_b2_b0_b1<"):]
-    owned_fn = owned_fn[:owned_fn.index("\n    }\n")]
-    assert "tma::Disabled" in owned_fn and "tma::Enabled" not in owned_fn, owned_fn
+    # Every grid axis tied, nothing passed: the block indices read inside, cutile's bounds check (a
+    # check at launch), the store unconditional and with TMA (a branch kept split KV's TMA store
+    # synchronous). Else the store is under a branch and without TMA (with it, MLA decoding took
+    # 1.13x cuTile Python's time): the first block along the untied grid axis 2, inside the grid.
+    def function(name: str) -> str:
+        text = rust[rust.index(f"fn {name}<"):]
+        return text[:text.index("\n    }\n")]
+    unconditional = function("store_owned_3d_b2_b0_b1")
+    assert "y: &Tensor<E, D>, tile: Tile<E, S>, token: Token," in " ".join(unconditional.split()), unconditional
+    assert "[pid.2, pid.0, pid.1]" in unconditional and "check_partition_access_mut(&view, index);" in unconditional
+    assert " if " not in unconditional and "tma::Enabled" in unconditional, unconditional
+    guarded = function("store_if_owned_2d_b1_b0_latency2")
+    assert "[pid.1, pid.0]" in guarded and "(pid.2 == 0i32)" in guarded and "if mine {" in guarded, guarded
+    assert "tma::Disabled" in guarded and "tma::Enabled" not in guarded and "check_partition" not in guarded, guarded
+    passed = " ".join(function("store_if_owned_5d_b0_b1_0_b2_x").split())
+    assert "t4: i32," in passed and "[pid.0, pid.1, 0i32, pid.2, t4]" in passed, passed
+    assert "(t4 >= 0i32) & (t4 < num_tiles(&tiles, 4i32))" in passed, passed
     assert "fn gather_1d_into_1d<" not in rust and "fn gather_2d_into_1d_ordered_masked_latency4<" not in rust
     assert "fn scatter_own_tile_1d<" not in rust and "fn scatter_own_row_2d_into_1d_masked<" not in rust
 

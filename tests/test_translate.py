@@ -311,9 +311,12 @@ def unchecked(x, B: T):
 def test_a_store_or_scatter_at_block_indices_is_safe_where_the_block_owns_them(tmp_path):
     """A store cutile's checked partition cannot take (block indices in another order than the
     array's dimensions, rank 5, stored twice) and a scatter at block indices go through the
-    module's owned writes, which write only where those components are the block's own; not
-    where the kernel reads a block index none of them is, inside a loop, nor where two safe writes
-    of one array would own it differently (two blocks could each own one element)."""
+    module's owned writes, which write only at the block's own components; not where the kernel
+    reads a block index none of them is, inside a loop, nor where two safe writes of one array
+    would own it differently (two blocks could each own one element). The store reads the block
+    indices itself, unconditionally where every grid axis is one of them and nothing else is
+    passed (cutile checks its bounds at launch), under a test where a runtime condition guards
+    it or an index is passed."""
     (tmp_path / "owned.py").write_text('''
 import cuda.tile as ct
 
@@ -334,6 +337,19 @@ def decode(x, y, lse, FAST: ct.Constant[bool], B: T):
     else:
         ct.scatter(y, (ct.bid(0), ct.bid(1), 0, ct.bid(2), ct.arange(B, dtype=ct.int32)), ct.reshape(t, (B,)))
     ct.scatter(lse, (ct.bid(0), ct.bid(1), ct.bid(2)), ct.sum(t))
+
+
+@ct.kernel
+def guarded(x, y, n: int, B: T):
+    t = ct.load(x, index=(ct.bid(0), ct.bid(1), ct.bid(2)), shape=(1, B, B))
+    if ct.bid(0) < n:
+        ct.store(y, index=(ct.bid(2), ct.bid(0), ct.bid(1)), tile=t)
+
+
+@ct.kernel
+def passed(x, y, j: int, B: T):
+    t = ct.load(x, index=(ct.bid(0), ct.bid(1), ct.bid(2)), shape=(1, B, B))
+    ct.store(y, index=(ct.bid(2), ct.bid(0), ct.bid(1), j), tile=ct.reshape(t, (1, B, B, 1)))
 
 
 @ct.kernel
@@ -360,9 +376,11 @@ def owned_two_ways(x, y, B: T):
     assert meta["transposed"].safe and meta["decode"].safe, (meta["transposed"].unsafe_reasons,
                                                              meta["decode"].unsafe_reasons)
     body = re.sub(r"\(\s+", "(", " ".join(files["src/tile_kernels.rs"].split()))  # as rustfmt may wrap it
-    for call in ("store_owned_3d_b2_b0_b1(y,", "store_owned_5d_b0_b1_x_b2_x(y,",
-                 "scatter_owned_5d_b0_b1_x_b2_x_into_1d(y,", "scatter_owned_3d_b0_b1_b2_into_1d(lse,"):
+    for call in ("store_owned_3d_b2_b0_b1(y, t, y_token)", "store_owned_5d_b0_b1_0_b2_0(y, y_tile, y_token)",
+                 "scatter_owned_5d_b0_b1_x_b2_x_into_1d(y,", "scatter_owned_3d_b0_b1_b2_into_1d(lse,",
+                 "store_if_owned_3d_b2_b0_b1(y, t, y_token)", "store_if_owned_4d_b2_b0_b1_x(y, y_tile, j, y_token)"):
         assert call in body, call
+    assert meta["guarded"].safe and meta["passed"].safe
     for name in ("reads_another_block_index", "in_a_loop"):
         assert not meta[name].safe and meta[name].unsafe_reasons[0].startswith("stores to 'y' through an unchecked"), name
     # the store owns tiles of B rows, the scatter single rows: the second write stays unsafe

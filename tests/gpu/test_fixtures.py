@@ -35,3 +35,22 @@ def test_fixture_cases_match_cutile_python(fixtures_ext, path):
         print(r)
     assert len(results) == CASES[path.stem] and all(r.ok for r in results), "\n".join(str(r) for r in results)
     assert all(o.bitwise for r in results for o in r.outputs), "\n".join(str(r) for r in results)
+
+
+def test_a_store_at_the_blocks_own_indices_refuses_a_grid_wider_than_its_output(fixtures_ext):
+    """`transposed_blocks` stores at (bid 2, bid 0, bid 1), every grid axis, unconditionally: cutile
+    proves the index inside y by checks at launch that the grid is no wider than y's tiles. A grid
+    one block too wide along axis 0 is an ArgumentError before anything runs; the right one runs."""
+    import torch
+
+    import tilebridge as tb
+
+    x = torch.randint(-8, 8, (2, 64, 64), device="cuda").float()
+    y = torch.zeros_like(x)
+    with pytest.raises(tb.ArgumentError, match=r"num_tile_blocks\(0\) <= ceil\(extent\(y, 1\)/16\), at grid \(5, 4, 2\)"):
+        fixtures_ext.transposed_blocks((5, 4, 2), x, y, B=16)
+    torch.cuda.synchronize()
+    assert not y.any()
+    fixtures_ext.transposed_blocks((4, 4, 2), x, y, B=16)
+    torch.cuda.synchronize()
+    assert torch.equal(y, x * 2)

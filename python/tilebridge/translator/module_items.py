@@ -7,7 +7,8 @@ precondition, so that a kernel calling them needs no `unsafe` block of its own: 
 the array's own bounds (its addresses from the stride parameters the launcher fills from the
 array), or, where its bounds check is decided at launch, a run of lanes read whole or not at all;
 a scatter masked to them and to the rows the block owns (or written by the first block only), a
-store or a scatter where some index components are block indices, done only where they are the
+store at an index whose block indices it reads itself (its bounds checked by cutile at launch, or
+tested), a scatter where some index components are block indices, done only where they are the
 block's own, a padded view that starts from the tensor's own token, a hinted store of the block's
 own tile, a rounding mode on the one element type it is defined for."""
 
@@ -57,12 +58,18 @@ def own_span_scatter(rank: int, latency: int) -> str:
     return f"scatter_own_row_span_{rank}d{_suffix(False, latency)}"
 
 
-def owned_store(ties: tuple[int | None, ...], latency: int | None) -> str:
-    """A store of a tile of a partition of the whole array at an index some of whose components are
-    block indices (`ties`: per component, the block axis it is, or None), done where those
-    components are the block's own and the index lies inside the array's grid of tiles, without
-    TMA, with a latency hint (None: none), a literal as cutile's JIT takes it."""
-    return f"store_owned_{len(ties)}d_{_pattern(ties)}{'' if latency is None else f'_latency{latency}'}"
+def owned_store(parts: tuple[str, ...], latency: int | None, tma: bool, guarded: bool) -> str:
+    """A store of a tile of a partition of the whole array at an index given per component
+    (`parts`): `b<axis>`, that block index, which the store reads itself; `0`; `x`, an index the
+    caller passes. Unconditional (`store_owned_*`) where every grid axis is some component's, none
+    is passed and the store is not `guarded` by a runtime condition: its bounds cutile's check, at
+    compile time or at launch, with TMA as `tma` allows. Else (`store_if_owned_*`) done only by the
+    first block along the grid axes no component is, where the index lies inside the array's
+    grid of tiles, without TMA. With a latency hint (None: none), a literal as cutile's JIT takes
+    it."""
+    guarded = guarded or "x" in parts or not {f"b{a}" for a in range(3)} <= set(parts)
+    return (f"store_{'if_' if guarded else ''}owned_{len(parts)}d_{'_'.join(parts)}"
+            f"{'' if latency is None else f'_latency{latency}'}{'' if tma or guarded else '_tma_off'}")
 
 
 def owned_scatter(ties: tuple[int | None, ...], lanes: int, masked: bool, latency: int) -> str:
@@ -118,7 +125,7 @@ _PADDED = re.compile(r"partition_padded_(\w+)$")
 _GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_ordered)?(_masked)?(?:_latency(\d+))?$")
 _SPAN_GATHER = re.compile(r"gather_span_(\d)d(?:_latency(\d+))?$")
 _SPAN_SCATTER = re.compile(r"scatter_own_row_span_(\d)d(?:_latency(\d+))?$")
-_OWNED_STORE = re.compile(r"store_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)(?:_latency(\d+))?$")
+_OWNED_STORE = re.compile(r"store_(if_)?owned_(\d)d_((?:b\d|0|x)(?:_(?:b\d|0|x))*)(?:_latency(\d+))?(_tma_off)?$")
 _OWNED_SCATTER = re.compile(r"scatter_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _OWN_TILE = re.compile(r"scatter_own_tile_1d(_masked)?(?:_latency(\d+))?$")
 _OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
@@ -145,7 +152,7 @@ def called(kernels: list[ir.KernelIR]) -> dict:
         "gathers": gathers,
         "span_gathers": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_GATHER.match(n))),
         "span_scatters": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_SCATTER.match(n))),
-        "owned_stores": sorted((n, _ties(m[2]), None if m[3] is None else int(m[3]))
+        "owned_stores": sorted((n, tuple(m[3].split("_")), None if m[4] is None else int(m[4]), not m[5], bool(m[1]))
                                for n in names if (m := _OWNED_STORE.match(n))),
         "owned_scatters": sorted((n, _ties(m[2]), int(m[3]), bool(m[4]), int(m[5] or 0))
                                  for n in names if (m := _OWNED_SCATTER.match(n))),

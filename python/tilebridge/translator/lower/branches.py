@@ -171,7 +171,9 @@ def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]], paths: 
     base = copy.deepcopy(w.state.counted)
     per_path = []
     branches, scopes = [], []
+    at_run_time = not w.state.on_constants(cond.expr)
     w.state.guarded += 1
+    w.state.guarded_at_run_time += at_run_time
     for known, body in zip((True, False), bodies):
         if paths:
             w.state.counted = copy.deepcopy(base)
@@ -186,6 +188,7 @@ def lower_branches(w: Walker, cond: Value, bodies: list[list[ast.stmt]], paths: 
         w.state.facts, w.state.path = saved_facts, saved_path
         per_path.append(w.state.counted)
     w.state.guarded -= 1
+    w.state.guarded_at_run_time -= at_run_time
     if paths:
         w.state.counted = {name: ArrayUse(*(max(getattr(c[name], f.name) for c in per_path)
                                           for f in fields(ArrayUse))) for name in base}

@@ -27,8 +27,10 @@ def ifexp(w: Walker, node: ast.IfExp, out: list[ir.Stmt], hint: str) -> Value:
         return w.expr(node.body if cond.py else node.orelse, out, hint)
     mark = w.checkpoint(out)
     w.state.guarded += 1
+    w.state.guarded_at_run_time += 1
     a, b = w.expr(node.body, out, hint), w.expr(node.orelse, out, hint)
     w.state.guarded -= 1
+    w.state.guarded_at_run_time -= 1
     if cond.kind == "dtype_test" and "dtype" in (a.kind, b.kind):
         return w.sem.derived_dtype(node, cond, a, b)
     cond = w.sem.as_condition(cond)

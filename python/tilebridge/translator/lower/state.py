@@ -62,8 +62,8 @@ class Frame:
 
 # What lowering an `if` may change, kept by `checkpoint` for `rollback` to lower it again: values
 # restored whole, and lists that only grow (cut back to their length).
-RESTORED = ("used_names", "guarded", "facts", "path", "counted", "stored_dtypes", "derived", "promoted",
-            "promoted_stores", "partitions", "mutable_views", "branch_conflicts", "sites", "site_steps",
+RESTORED = ("used_names", "guarded", "guarded_at_run_time", "facts", "path", "counted", "stored_dtypes", "derived",
+            "promoted", "promoted_stores", "partitions", "mutable_views", "branch_conflicts", "sites", "site_steps",
             "pointer_tokens", "computed_seen", "narrowed", "shape_consts", "dtype_flags", "owners")
 GROWN = ("unsafe_reasons", "launch_checks", "refusals", "partition_lets", "accesses", "typed")
 
@@ -133,6 +133,7 @@ class KernelState:
         self.lines: set[int] = set()
         self.line = src.func.lineno
         self.guarded = 0  # > 0 while translating the branches of a runtime condition
+        self.guarded_at_run_time = 0  # > 0 inside the branches of a condition not on ct.Constant values only
         self.loops: list[int] = []  # the loops whose bodies are being translated (a helper's too), innermost last
         self.loop_count = 0
         self.unrolling = 0  # ct.static_iter loops being unrolled around the statement lowered

@@ -558,6 +558,27 @@ fn from_cutile_error(kernel: &str, e: CutileError) -> PyErr {
     from_device_error(kernel, &device)
 }
 
+/// A launch the kernel's bounds proofs do not hold for (cutile's staged checks over the grid and
+/// the arrays' extents: a store at the block's own indices needs a grid no wider than the array
+/// has tiles) is a wrong argument.
+fn launch_check_failed(kernel: &str, e: CutileError, grid: (u32, u32, u32)) -> PyErr {
+    match e {
+        CutileError::KernelLaunch(failed) => {
+            crate::error::argument(launch_check_message(kernel, &failed.0, grid))
+        }
+        other => from_cutile_error(kernel, other),
+    }
+}
+
+/// The failed check's first line, without the generated source's lines that follow it.
+fn launch_check_message(kernel: &str, failed: &str, grid: (u32, u32, u32)) -> String {
+    let check = failed.lines().next().unwrap_or_default();
+    format!(
+        "kernel `{kernel}`: {check}, at grid {grid:?} (`num_tile_blocks(k)` is the grid's axis k, \
+         `extent(a, k)` array a's)"
+    )
+}
+
 impl<'py> Launch<'py> {
     /// Launches `kernel` with `generics` and the entry's parameters `args` (in its order) on
     /// the caller's stream, compiling the specialization at its first launch; a blocking
@@ -635,7 +656,7 @@ impl<'py> Launch<'py> {
                 &views,
                 self.grid,
             )
-            .map_err(|e| from_cutile_error(name, e))?;
+            .map_err(|e| launch_check_failed(name, e, self.grid))?;
         }
         let mut words: Vec<u64> = Vec::with_capacity(args.len() * 9);
         for arg in args {
@@ -750,6 +771,18 @@ mod tests {
     /// Two arrays have one packed word exactly when cuTile Python's rule gives them one
     /// specialization (`launch_spec`), over shapes, strides and addresses that differ in every
     /// bit the rule reads.
+    #[test]
+    fn a_failed_launch_check_names_the_check_and_the_grid_not_the_generated_source() {
+        let failed = "launch check failed: num_tile_blocks(0) <= ceil(extent(y, 1)/16)\n  at \
+                      src/tile_kernels.rs:44:9 (store_owned_3d_b2_b0_b1)";
+        assert_eq!(
+            launch_check_message("transposed_blocks", failed, (5, 4, 2)),
+            "kernel `transposed_blocks`: launch check failed: num_tile_blocks(0) <= \
+             ceil(extent(y, 1)/16), at grid (5, 4, 2) (`num_tile_blocks(k)` is the grid's axis k, \
+             `extent(a, k)` array a's)"
+        );
+    }
+
     #[test]
     fn a_packed_word_is_one_launch_spec() {
         let extents = [1, 15, 16, 48, 1000];

@@ -310,7 +310,7 @@ def ct_store(w: Walker, node: ast.Call, out, hint) -> Value:
         if isinstance(latency, str) and not isinstance(own, str):
             own = "a latency hint a ct.Constant gives"
         if isinstance(own, str):
-            return _owned_store(w, node, array, index, tile, latency, out) or _unchecked_store(
+            return _owned_store(w, node, array, index, tile, latency, out, tma) or _unchecked_store(
                 w, node, array, index, tile, own, out, hints=(_latency_option(latency), _tma_choice(tma)))
         return _hinted_store(w, array, _as_own_tile(w, array, tile, own, out), latency, tma)
     return store_tile(w, node, args["tile"], array, index, tile, out)
@@ -419,15 +419,14 @@ def pointer_token(state: KernelState, array: ir.ArrayParam, scatter: bool = Fals
 
 
 def _owned_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: list[Value], tile: Value,
-                 latency: int | str | None, out: list[ir.Stmt]) -> Value | None:
+                 latency: int | str | None, out: list[ir.Stmt], tma: bool | ir.Expr = True) -> Value | None:
     """A store cutile's checked partition cannot take (several per block, of rank 4 or more, at
     block indices in another order than the array's dimensions) through the module's safe
-    `store_owned_*`, which stores only where the index components that are block indices are the
-    block's own and the index lies inside the array's grid of tiles: used where every block index
-    the kernel reads is one of them (the others computing the same along the rest), outside any
-    loop (a test per trip measured 1.3x in persistent kernels: `_unchecked_store`), into an array
-    the kernel does not read, with a latency hint that is a number. None (nothing emitted) else.
-    `allow_tma` is not passed on: that store goes without TMA (the template says why)."""
+    `store_owned_*`, which reads the block indices of the index itself, so that a block stores
+    only at its own (`module_items.owned_store`): used where every block index the kernel reads is
+    one of them (the others computing the same along the rest), outside any loop (a test per trip
+    measured 1.3x in persistent kernels: `_unchecked_store`), into an array the kernel does not
+    read, with a latency hint that is a number. None (nothing emitted) else."""
     ties = tuple(i.bid_axis if i.kind == "scalar" else None for i in index)
     tied = [a for a in ties if a is not None]
     if w.state.blocks_read is None or not w.state.blocks_read <= set(tied) or len(set(tied)) != len(tied) \
@@ -437,11 +436,17 @@ def _owned_store(w: Walker, node: ast.Call, array: ir.ArrayParam, index: list[Va
     check_unchecked_output(w.state, node, array)
     array.written = True
     w.state.mark_tile_dims(tile.shape)
-    idx = [w.sem.i32(i, node) for i in index]
+    parts = tuple(f"b{a}" if a is not None else "0" if i.kind == "const" and i.py == 0 and type(i.py) is int else "x"
+                  for i, a in zip(index, ties))
+    passed = [w.sem.i32(i, node) for i, p in zip(index, parts) if p == "x"]
     token = pointer_token(w.state, array, scatter=True)
     w.state.made_through(node, pointer=True)  # in the array's pointer-token chain, with its scatters
-    out.append(ir.Assign(token.name, ir.Call(module_items.owned_store(ties, latency),
-                                             (ir.Var(rust_name(array.name)), tile.expr, *idx, token)), w.state.line))
+
+    def store(allow_tma: bool) -> ir.Expr:
+        return ir.Call(module_items.owned_store(parts, latency, allow_tma, w.state.guarded_at_run_time > 0),
+                       (ir.Var(rust_name(array.name)), tile.expr, *passed, token))
+    out.append(ir.Assign(token.name, store(tma) if isinstance(tma, bool) else ir.If(tma, store(True), store(False)),
+                         w.state.line))
     return Value("tile", None, None)
 
 
