@@ -225,8 +225,25 @@ def test_only_moved_arrays_take_every_dtype(tmp_path):
                 params="x, y, z, w, u, v, q, TILE: ct.Constant[int]")
     allowed = {tuple(c.arrays): (c.moved, c.allowed) for c in k.dtype_classes}
     assert allowed[("x", "y")] == (True, list(dtypes.ARRAY_DTYPES))
-    for computed in (("z",), ("w",), ("u", "v")):
+    for computed in (("z",), ("w",), ("u",), ("v",)):
         assert allowed[computed] == (False, ["f32", "f16", "bf16"]), computed
+
+
+def test_a_tile_stored_into_another_arrays_dtype_is_cast_where_cuTile_Python_casts_it(tmp_path):
+    """cuTile Python casts a stored tile to the array's dtype where the promotion of the two is the
+    array's (TileGym's attention-sink decoding stores `lse.astype(Att_Out.dtype)` into an f32
+    `LSE_Out` beside a bf16 `Att_Out`): the two arrays keep dtypes of their own, the tile is
+    converted, and the launcher takes the launches whose promotion is the array's dtype."""
+    k = lowered(tmp_path, "t = ct.exp(ct.load(x, index=(ct.bid(0),), shape=(TILE,)))\n"
+                          "ct.store(y, index=(ct.bid(0),), tile=t)\n"
+                          "ct.store(z, index=(ct.bid(0),), tile=t)\n",
+                params="x, y, z, TILE: ct.Constant[int]")
+    classes = {tuple(c.arrays): c.rust_name for c in k.dtype_classes}
+    assert set(classes) == {("x",), ("y",), ("z",)}, classes  # tied before: one dtype for all three
+    x = classes[("x",)]
+    assert {(tuple(s.of), tuple(s.equals)) for s in k.same_promotions} == {
+        ((x, classes[(a,)]), (classes[(a,)],)) for a in "yz"}, k.same_promotions
+    assert k.product_count() == 1 + 4 + 4  # x f32: y, z f32; x f16 or bf16: y, z each that or f32
 
 
 STREAM = ("for r in range(ct.bid(0), N, ct.num_blocks(0)):\n"

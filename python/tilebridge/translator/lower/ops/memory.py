@@ -639,6 +639,13 @@ def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.St
     if have in DTYPES and want in DTYPES and have != want and dtypes.promote(have, want) == want:
         # the array stated as one dtype, the tile of one: the cast cuTile Python makes, which loses nothing
         return w.sem.convert(tile, f"${array.name}", out, f"{rust_name(array.name)}_cast")
+    if td.startswith("$") and w.state.promote and not w.state.survey and w.sem.float_only(td):
+        # a tile of another array's float dtype: cuTile Python casts it where the promotion of the
+        # two is the array's (bf16 into f32), which the launcher checks (`ir.SamePromotion`)
+        w.state.promoted_stores.append((f"${array.name}", td))
+        w.sem.computes_with_dtype(f"${array.name}")
+        return w.sem.bind_temp(out, f"{rust_name(array.name)}_cast", ir.TileType(f"${array.name}", tile.shape),
+                               ir.Call("convert_tile", (tile.expr,)))
     if td.startswith("$"):
         w.state.union.union(f"${array.name}", td)
         return tile
