@@ -357,7 +357,7 @@ def test_math_modes_compile(monkeypatch):
     assert "dim_map" in ir
     ir, _ = ext._compile_only("floor_division", ["f32", "5", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "negative_inf" in ir and " = if " not in ir  # Python's floor, as Tile IR's divi rounds it
-    ir, _ = ext._compile_only("load_hints", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    ir, _ = ext._compile_only("load_hints", ["f32", "f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "latency" in ir and "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false")
     ir, _ = ext._compile_only("static_checks", ["f32", "f32", "64", "64", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "tanh" in ir and "rounding_mode = 4" in ir  # approx
@@ -546,7 +546,7 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
     assert store and store.group(1) == loaded_y.group(3) and store.group(2) == loaded_y.group(2), ir
     # written or read depending on a ct.Constant[bool] that cutile folds: both forms compile
     for compute in ("true", "false"):
-        ext._compile_only("stats_or_reuse", ["f32", compute, "256"], [("x", [1]), ("mean", [1])], "sm_90")
+        ext._compile_only("stats_or_reuse", ["f32", "f32", compute, "256"], [("x", [1]), ("mean", [1])], "sm_90")
     with pytest.raises(tb.DeviceError):  # any grid is accepted: the kernel decides what it covers
         ext.persistent_copy((3,), FakeCudaArray((4096,)), FakeCudaArray((4096,), ptr=0x7100_0000), N_TILES=16,
                             TILE=256)
@@ -644,18 +644,18 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
         assert "load_ptr_tko" in ir and "store_ptr_tko" in ir and "store_view_tko" not in ir
         coverage.cubin(bytecode)
     assert meta["row_gather"].safe and not meta["row_gather"].unsafe_reasons
-    ir, _ = ext._compile_only("regathered", ["f32", "64"], [("x", [1]), ("y", [1])], "sm_90")
+    ir, _ = ext._compile_only("regathered", ["f32", "f32", "64"], [("x", [1]), ("y", [1])], "sm_90")
     # a safe gather, and a scatter of the block's own tile (ct.bid(0) * TILE + ct.arange(TILE)): safe
     assert "load_ptr_tko" in ir and "store_ptr_tko" in ir
     assert meta["regathered"].safe and not meta["regathered"].unsafe_reasons
-    ir, _ = ext._compile_only("shifted", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    ir, _ = ext._compile_only("shifted", ["f32", "f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     # masked to x's bounds: one unsigned comparison per lane, made in the safe gather; the scatter of
     # overlapping ranges stays a masked pointer store, unsafe
     assert ir.count("load_ptr_tko") == 1 and "unsigned" in ir and "greater_than_or_equal" not in ir
     assert meta["shifted"].unsafe_reasons == [
         "scatters to 'y' through pointers (obligation: blocks write disjoint elements of it; the kernel keeps it, "
         "as cuTile Python requires)"]
-    ir, _ = ext._compile_only("wild_gather", ["f32", "i32", "i32", "64", "false", "false"],  # rows, cols int32
+    ir, _ = ext._compile_only("wild_gather", ["f32", "i32", "i32", "f32", "64", "false", "false"],  # rows, cols int32
                               [("x", [-1, 1]), ("rows", [1]), ("cols", [1]), ("y", [1])], "sm_90")
     assert ir.count("load_ptr_tko") == 3
     assert meta["wild_gather"].safe
@@ -670,7 +670,7 @@ def test_gathers_scatters_and_hinted_stores_compile(monkeypatch):
     ir, _ = ext._compile_only("hinted_store", ["f16", "f32", "256"], [("x", [-1, 1]), ("stats", [1])], "sm_90")
     assert "allow_tma = false" in ir.replace("allow_tma=false", "allow_tma = false") and "latency" in ir
     # a gathered tile reassigned in a loop (rustfmt once rejected its `let mut (t, _t_token)`)
-    ir, bytecode = ext._compile_only("regathered", ["f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
+    ir, bytecode = ext._compile_only("regathered", ["f32", "f32", "256"], [("x", [1]), ("y", [1])], "sm_90")
     assert "entry @regathered_entry" in ir and ir.count("load_ptr_tko") == 1
     coverage.cubin(bytecode)
 
@@ -1306,12 +1306,12 @@ def test_tile_shapes_computed_from_constants(monkeypatch):
     for name, generics, strides, signature, tile in (
             ("swap_halves", ["f32", "64", "32"], [("x", [-1, 1]), ("y", [-1, 1])],
              [("array", "f32", [-1, 1])] * 2 + [("constant", 64)], "tile<1x32xf32>"),
-            ("product_tiles", ["f16", "64", "4", "128"], [("x", [1]), ("y", [1])],
+            ("product_tiles", ["f16", "f16", "64", "4", "128"], [("x", [1]), ("y", [1])],
              [("array", "f16", [1])] * 2 + [("constant", 64), ("constant", 4)], "tile<128xf16>"),
             # ct.cat: (1, T) and (1, T) into (1, 2 * T), another computed dimension
             ("joined", ["bf16", "32", "64"], [("x", [-1, 1]), ("y", [-1, 1])],
              [("array", "bf16", [-1, 1])] * 2 + [("constant", 32)], "tile<1x64xbf16>"),
-            ("stacked", ["f32", "64"], [("x", [-1, 1]), ("y", [-1, 1])],
+            ("stacked", ["f32", "f32", "64"], [("x", [-1, 1]), ("y", [-1, 1])],
              [("array", "f32", [-1, 1])] * 2 + [("constant", 64)], "tile<2x64xf32>")):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90")
         theirs = coverage.python_tile_ir(getattr(kernels, name), coverage.Specialization([], [], signature))
