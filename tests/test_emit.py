@@ -37,7 +37,8 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     scatters = [ir.Assign("x_token", ir.Call(name, (ir.Var("x"),)), 5) for name in (
         module_items.own_scatter(2, 1, False, 0), module_items.own_scatter(1, 1, True, 2),
         module_items.first_block_scatter(1, 1, False, 0), module_items.span_gather(2, 1),
-        module_items.own_span_scatter(3, 0), module_items.owned_scatter((0, None, 2), 1, False, 1))]
+        module_items.own_span_scatter(3, 0), module_items.owned_scatter(("b0", "x", "b2"), 1, False, 1),
+        module_items.owned_scatter(("b1", "r0", "b2"), 1, False, 0))]
     owned = [ir.Eval(ir.Call(name, (ir.Var("x"),)), 6) for name in (
         module_items.owned_store(("b2", "b0", "b1"), None, tma=True, guarded=False),
         module_items.owned_store(("b1", "b0"), 2, tma=True, guarded=False),
@@ -52,7 +53,8 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
                       "owned_stores": [("store_if_owned_2d_b1_b0_latency2", ("b1", "b0"), 2, True, True),
                                        ("store_if_owned_5d_b0_b1_0_b2_x", ("b0", "b1", "0", "b2", "x"), None, True, True),
                                        ("store_owned_3d_b2_b0_b1", ("b2", "b0", "b1"), None, True, False)],
-                      "owned_scatters": [("scatter_owned_3d_b0_x_b2_into_1d_latency1", (0, None, 2), 1, False, 1)],
+                      "owned_scatters": [("scatter_owned_3d_b0_x_b2_into_1d_latency1", ("b0", "x", "b2"), 1, False, 1),
+                                         ("scatter_owned_3d_b1_r0_b2_into_1d", ("b1", "r0", "b2"), 1, False, 0)],
                       "own_scatters": [(1, 1, True, 2), (2, 1, False, 0)],
                       "first_block_scatters": [(1, 1, False, 0)], "unpadded_partitions": [True]}
     rust = render_crate([kernel(body, [])], "k_rs", Path("/runtime"), "k.py").unformatted["src/tile_kernels.rs"]
@@ -78,6 +80,11 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     guarded = function("store_if_owned_2d_b1_b0_latency2")
     assert "[pid.1, pid.0]" in guarded and "(pid.2 == 0i32)" in guarded and "if mine {" in guarded, guarded
     assert "tma::Disabled" in guarded and "tma::Enabled" not in guarded and "check_partition" not in guarded, guarded
+    # a block's run of lanes, `ct.bid(0) * T + ct.arange(T)`, computed inside and owned without wrapping
+    run = " ".join(function("scatter_owned_3d_b1_r0_b2_into_1d").split())
+    assert "const T: i32," in run and "t0: i32, t2: i32, value: Tile<E, { [T] }>," in run, run
+    assert "iota(lanes) + broadcast_scalar(pid.0 * T, lanes)" in run, run
+    assert "(t0 == pid.1) & (pid.0 < 2147483647i32 / T) & (t2 == pid.2)" in run, run
     passed = " ".join(function("store_if_owned_5d_b0_b1_0_b2_x").split())
     assert "t4: i32," in passed and "[pid.0, pid.1, 0i32, pid.2, t4]" in passed, passed
     assert "(t4 >= 0i32) & (t4 < num_tiles(&tiles, 4i32))" in passed, passed

@@ -187,9 +187,10 @@ def one_element_by_many_lanes(x, y, B: T):
     body = files["src/tile_kernels.rs"]
     assert "scatter_own_tile_1d(y, get_tile_block_id().0," in body and "scatter_own_row_2d_into_1d(" in body
     assert "scatter_first_block_1d_into_1d(" in body
+    # row bid(0), the run of columns bid(1) * B + arange(B): the block's own elements
+    assert meta["columns_by_block"].safe and "scatter_owned_2d_b0_r1_into_1d(" in body
     # a grid-stride loop's rows: owned, but no check of them yet is as cheap as the unsafe store
-    for name in ("strided", "no_block_index_in_place", "columns_by_block", "unchecked", "overlapping",
-                 "one_element_by_many_lanes"):
+    for name in ("strided", "no_block_index_in_place", "unchecked", "overlapping", "one_element_by_many_lanes"):
         assert [r.split(" (")[0] for r in meta[name].unsafe_reasons] == ["scatters to 'y' through pointers"], name
 
 
@@ -313,7 +314,8 @@ def test_a_store_or_scatter_at_block_indices_is_safe_where_the_block_owns_them(t
     array's dimensions, rank 5, stored twice) and a scatter at block indices go through the
     module's owned writes, which write only at the block's own components; not where the kernel
     reads a block index none of them is, inside a loop, nor where two safe writes of one array
-    would own it differently (two blocks could each own one element). The store reads the block
+    would own it differently (two blocks could each own one element). A scatter's component may be
+    the block's run of its lanes (`ct.bid(0) * B + ct.arange(B)`). The store reads the block
     indices itself, unconditionally where every grid axis is one of them and nothing else is
     passed (cutile checks its bounds at launch), under a test where a runtime condition guards
     it or an index is passed."""
@@ -353,6 +355,18 @@ def passed(x, y, j: int, B: T):
 
 
 @ct.kernel
+def heads_of_the_block(x, lse, B: T):
+    t = ct.load(x, index=(ct.bid(1), ct.bid(0), ct.bid(2)), shape=(1, B, 1))
+    ct.scatter(lse, (ct.bid(1), ct.bid(0) * B + ct.arange(B, dtype=ct.int32), ct.bid(2)), ct.reshape(t, (B,)))
+
+
+@ct.kernel
+def heads_overlapping(x, lse, B: T):
+    t = ct.load(x, index=(ct.bid(1), ct.bid(0), ct.bid(2)), shape=(1, B, 1))
+    ct.scatter(lse, (ct.bid(1), ct.bid(0) * 2 + ct.arange(B, dtype=ct.int32), ct.bid(2)), ct.reshape(t, (B,)))
+
+
+@ct.kernel
 def reads_another_block_index(x, y, B: T):
     t = ct.load(x, index=(ct.bid(0), ct.bid(1)), shape=(1, B))
     ct.store(y, index=(0, ct.bid(0)), tile=ct.reshape(t, (B, 1)))
@@ -381,6 +395,10 @@ def owned_two_ways(x, y, B: T):
                  "store_if_owned_3d_b2_b0_b1(y, t, y_token)", "store_if_owned_4d_b2_b0_b1_x(y, y_tile, j, y_token)"):
         assert call in body, call
     assert meta["guarded"].safe and meta["passed"].safe
+    # a block's run of B lanes (MLA decoding split KV's heads): owned; runs that overlap are not
+    assert "scatter_owned_3d_b1_r0_b2_into_1d(lse, lse_stride_0, lse_stride_1, " in body
+    assert meta["heads_of_the_block"].safe
+    assert [r.split(" (")[0] for r in meta["heads_overlapping"].unsafe_reasons] == ["scatters to 'lse' through pointers"]
     for name in ("reads_another_block_index", "in_a_loop"):
         assert not meta[name].safe and meta[name].unsafe_reasons[0].startswith("stores to 'y' through an unchecked"), name
     # the store owns tiles of B rows, the scatter single rows: the second write stays unsafe

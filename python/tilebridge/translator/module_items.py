@@ -72,16 +72,13 @@ def owned_store(parts: tuple[str, ...], latency: int | None, tma: bool, guarded:
             f"{'' if latency is None else f'_latency{latency}'}{'' if tma or guarded else '_tma_off'}")
 
 
-def owned_scatter(ties: tuple[int | None, ...], lanes: int, masked: bool, latency: int) -> str:
-    """A scatter at indices some of which are block indices (`ties`, as `owned_store`), the others
-    index tiles of `lanes` axes, masked to the array's bounds, to the block's own elements (and to
-    a mask of the caller's, where `masked`), with a latency hint (0: none)."""
-    return f"scatter_owned_{len(ties)}d_{_pattern(ties)}_into_{lanes}d{_suffix(masked, latency)}"
-
-
-def _pattern(ties: tuple[int | None, ...]) -> str:
-    """`b0_b1_x_b2_x`: per index component, the block axis it is (`b<axis>`) or any index (`x`)."""
-    return "_".join("x" if a is None else f"b{a}" for a in ties)
+def owned_scatter(parts: tuple[str, ...], lanes: int, masked: bool, latency: int) -> str:
+    """A scatter at indices given per component (`parts`): `b<axis>`, that block index, passed;
+    `r<axis>`, the block's run of lanes `ct.bid(axis) * T + ct.arange(T)` (T lanes), which the
+    scatter computes itself; `x`, an index tile of `lanes` axes. Masked to the array's bounds, to
+    the block's own elements (and to a mask of the caller's, where `masked`), with a latency hint
+    (0: none)."""
+    return f"scatter_owned_{len(parts)}d_{'_'.join(parts)}_into_{lanes}d{_suffix(masked, latency)}"
 
 
 def own_scatter(rank: int, lanes: int, masked: bool, latency: int) -> str:
@@ -126,16 +123,12 @@ _GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_ordered)?(_masked)?(?:_latency(\
 _SPAN_GATHER = re.compile(r"gather_span_(\d)d(?:_latency(\d+))?$")
 _SPAN_SCATTER = re.compile(r"scatter_own_row_span_(\d)d(?:_latency(\d+))?$")
 _OWNED_STORE = re.compile(r"store_(if_)?owned_(\d)d_((?:b\d|0|x)(?:_(?:b\d|0|x))*)(?:_latency(\d+))?(_tma_off)?$")
-_OWNED_SCATTER = re.compile(r"scatter_owned_(\d)d_((?:b\d|x)(?:_(?:b\d|x))*)_into_(\d)d(_masked)?(?:_latency(\d+))?$")
+_OWNED_SCATTER = re.compile(r"scatter_owned_(\d)d_((?:b\d|r\d|x)(?:_(?:b\d|r\d|x))*)_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _OWN_TILE = re.compile(r"scatter_own_tile_1d(_masked)?(?:_latency(\d+))?$")
 _OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _FIRST_BLOCK = re.compile(r"scatter_first_block_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _ROUNDED = re.compile(r"(exp|tanh)_(approx|full)_f32$")
 _HINTED = re.compile(r"store_tile_(\d)d_tma_(on|off)(?:_latency(\d+))?$")
-
-
-def _ties(pattern: str) -> tuple[int | None, ...]:
-    return tuple(None if p == "x" else int(p[1:]) for p in pattern.split("_"))
 
 
 def called(kernels: list[ir.KernelIR]) -> dict:
@@ -154,7 +147,7 @@ def called(kernels: list[ir.KernelIR]) -> dict:
         "span_scatters": sorted((int(m[1]), int(m[2] or 0)) for n in names if (m := _SPAN_SCATTER.match(n))),
         "owned_stores": sorted((n, tuple(m[3].split("_")), None if m[4] is None else int(m[4]), not m[5], bool(m[1]))
                                for n in names if (m := _OWNED_STORE.match(n))),
-        "owned_scatters": sorted((n, _ties(m[2]), int(m[3]), bool(m[4]), int(m[5] or 0))
+        "owned_scatters": sorted((n, tuple(m[2].split("_")), int(m[3]), bool(m[4]), int(m[5] or 0))
                                  for n in names if (m := _OWNED_SCATTER.match(n))),
         "own_scatters": sorted([(1, 1, bool(m[1]), int(m[2] or 0)) for n in names if (m := _OWN_TILE.match(n))] +
                                [(int(m[1]), int(m[2]), bool(m[3]), int(m[4] or 0))

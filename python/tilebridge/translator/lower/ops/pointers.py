@@ -375,21 +375,33 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
 def _owned_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
                    latency: int | None, out: list[ir.Stmt]) -> Value | None:
     """A scatter with its bounds checked whose indices include block indices (`ct.bid(a)`, each
-    axis once, every axis the kernel reads among them), through the module's safe
+    axis once, every axis the kernel reads among them) or a block's run of lanes
+    (`ct.bid(a) * T + ct.arange(T)`, the scatter's T lanes), through the module's safe
     `scatter_owned_*`, which writes only the elements whose components there are the block's own
-    (flash decoding's `(batch, head, lanes, split, lanes)`). None (nothing emitted) otherwise."""
+    (flash decoding's `(batch, head, lanes, split, lanes)`, MLA decoding split KV's `(batch, heads
+    of the block, split)`). None (nothing emitted) otherwise."""
     shape, items, check = indices
-    ties = tuple(i.bid_axis if i.kind == "scalar" else None for i in items)
-    tied = [a for a in ties if a is not None]
+    lanes = shape or (1,)
+    parts = tuple(f"b{i.bid_axis}" if i.kind == "scalar" and i.bid_axis is not None else
+                  f"r{a}" if (a := _run_axis(w, i, lanes)) is not None else "x" for i in items)
+    tied = [int(p[1:]) for p in parts if p != "x"]
     if not (check.kind == "const" and check.py) or len(set(tied)) != len(tied) or \
             not w.state.blocks_read <= set(tied) or not w.state.owns(array, tuple(
-                (d, a, 1) for d, a in enumerate(ties) if a is not None)):
+                (d, int(p[1:]), lanes[0] if p[0] == "r" else 1) for d, p in enumerate(parts) if p != "x")):
         return None
-    lanes = shape or (1,)
-    name = module_items.owned_scatter(ties, len(lanes), "mask" in args, latency or 0)
+    name = module_items.owned_scatter(parts, len(lanes), "mask" in args, latency or 0)
     value = w.expr(args["value"], out, hint=f"{rust_name(array.name)}_value")
     return _safe_scatter(w, node, args, array, value, lanes, name,
-                         [i if a is None else w.sem.i32(i, node, out) for i, a in zip(items, ties)], out)
+                         [i if p == "x" else w.sem.i32(i, node, out) for i, p in zip(items, parts) if p[0] != "r"], out)
+
+
+def _run_axis(w: Walker, item: Value, lanes: tuple[ir.Dim, ...]) -> int | None:
+    """`a` where `item` is `ct.bid(a) * T + ct.arange(T)` and the scatter's lanes are those T."""
+    if item.kind != "tile" or item.iota_offset is None or len(lanes) != 1 or item.shape != lanes:
+        return None
+    offset = item.iota_offset
+    k = _times(offset.expr, lanes[0]) or _times(offset.defn, lanes[0]) if offset.kind == "scalar" else None
+    return None if k is None else _known_scalar(w, k).bid_axis
 
 
 def _own_span_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
