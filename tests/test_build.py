@@ -386,8 +386,8 @@ def test_checked_ops_compile(monkeypatch):
     for name, generics, strides, ops in (
             ("hash_keep", ["f16", "f16", "12345", "1024", "1056964608"], [("x", [1]), ("y", [1])],  # P=0.5's bits
              ["shri", "shli", "xori", "andi", "select"]),
-            ("second_half", ["bf16", "128"], [("x", rows), ("y", rows)], ["extract"]),
-            ("swap_outer_axes", ["f32", "4", "8", "16"], [("x", cube), ("y", cube)], ["permute"]),
+            ("second_half", ["bf16", "bf16", "128"], [("x", rows), ("y", rows)], ["extract"]),
+            ("swap_outer_axes", ["f32", "f32", "4", "8", "16"], [("x", cube), ("y", cube)], ["permute"]),
             # cutile scans axis 0 only: the row sums are permuted there and back
             ("prefix_sums", ["f32", "f32", "f16", "16", "64"], [("x", rows), ("y", rows), ("z", rows)],
              ["scan", "permute", "reverse=true"]),
@@ -432,7 +432,7 @@ def test_checked_ops_compile(monkeypatch):
     assert meta["heads_scaled"].params[1].tile == ("TM", 1, "TD")
     four = [-1, -1, -1, 1]
     for name, generics, strides in (("heads_scaled", ["f32", "f32", "64", "64"], [("x", four), ("y", four)]),
-                                    ("batched_negate", ["f32", "32", "64"], [("x", cube), ("y", cube)])):
+                                    ("batched_negate", ["f32", "f32", "32", "64"], [("x", cube), ("y", cube)])):
         ir, bytecode = ext._compile_only(name, generics, strides, "sm_90", arrays=[
             (a, [2, 3, 200, 64][-len(st):], [38400, 12800, 64, 1][-len(st):], 0, 4) for a, st in strides])
         # the store: one tile of a rank-3 view, its last stride the array's (1, specialized)
@@ -529,7 +529,7 @@ def test_unchecked_outputs_compile_and_say_why(monkeypatch):
     assert "inside a loop" in meta["persistent_pair"].unsafe_reasons[0]
     assert "index component 0 is not a block index" in meta["reversed_copy"].unsafe_reasons[0]
     for name, generics, arrays in (("persistent_copy", ["f32", "64", "256"], "xy"),
-                                   ("persistent_pair", ["f32", "64", "256"], "xyz"),
+                                   ("persistent_pair", ["f32", "f32", "f32", "64", "256"], "xyz"),
                                    ("reversed_copy", ["f32", "256"], "xy")):
         ir, _ = ext._compile_only(name, generics, [(a, [1]) for a in arrays], "sm_90")
         # no trap and no test of the index in the loop (each cost TileGym's persistent kernels 1.04x to 1.8x)
@@ -1690,8 +1690,8 @@ def managed_in_loop(x, y, n: ct.Constant[int], T: ct.Constant[int]):
                     .files["src/tile_kernels.rs"].split())
     managed = body[body.index("fn managed<"):body.index("fn managed_in_loop<")]
     # entered in order (the load, then the two tiles), the block, then left in reverse: y's last store is t * 0.5
-    order = [managed.index(s) for s in ("load_view_tko(", "_stored_on_leaving_tile: Tile", "w.store(v * t)",
-                                        "(y, _stored_on_leaving_tile2,", "(y, _stored_on_leaving_tile,")]
+    order = [managed.index(s) for s in ("load_view_tko(", "_stored_on_leaving_tile: Tile", "w.store(w_cast)",
+                                        "convert_tile(_stored_on_leaving_tile2)", "convert_tile(_stored_on_leaving_tile)")]
     assert order == sorted(order), managed
     tb.build(tmp_path / "managed.py", quiet=True, cubins=True)
     for src in frontend.load_all(tmp_path / "managed.py"):
@@ -1807,9 +1807,9 @@ def k(x, y):
     shadowed = re.sub(r"\(\s+", "(", " ".join(tb.translate(tmp_path / "shadowed.py", runtime_path=tbuild.RUNTIME_CRATE)
                                               .files["src/tile_kernels.rs"].split()))
     # inner(t + 1.0) is (t + 1.0) * 2.0 + t: an fma of its own w and the closure's v (t); plus outer's
-    # w, t * 3.0 (the two fused)
+    # w, t * 3.0 (the two fused), cast to y's dtype
     assert re.search(r"(\w+): Tile<E0, \{ \[16\] \}> = fma\(t \+ \w+, \w+, t, .*"
-                     r"y\.store\(fma\(t, _outer_w\w*, \1,", shadowed), shadowed
+                     r"y_cast: Tile<E1, \{ \[16\] \}> = convert_tile\(fma\(t, _outer_w\w*, \1,", shadowed), shadowed
 
     refused = {
         "passed_on": ("    f = lambda v: v\n    ct.store(x, index=(0,), tile=twice(f, t))\n",

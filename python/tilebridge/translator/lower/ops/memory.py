@@ -639,9 +639,12 @@ def as_array_dtype(w: Walker, tile: Value, array: ir.ArrayParam, out: list[ir.St
     if have in DTYPES and want in DTYPES and have != want and dtypes.promote(have, want) == want:
         # the array stated as one dtype, the tile of one: the cast cuTile Python makes, which loses nothing
         return w.sem.convert(tile, f"${array.name}", out, f"{rust_name(array.name)}_cast")
-    if td.startswith("$") and w.state.promote and not w.state.survey and w.sem.float_only(td):
-        # a tile of another array's float dtype: cuTile Python casts it where the promotion of the
-        # two is the array's (bf16 into f32), which the launcher checks (`ir.SamePromotion`)
+    if td.startswith("$") and w.state.promote and not w.state.survey and w.sem.float_only(td) and \
+            set(w.state.members(td)) & w.state.computed:
+        # a tile of another array's float dtype, computed with: cuTile Python casts it where the
+        # promotion of the two is the array's (bf16 into f32), which the launcher checks
+        # (`ir.SamePromotion`). A tile only moved keeps its array's dtype class for the other array
+        # too, which so takes every dtype a move takes (bools, fp8, 8-bit integers).
         w.state.promoted_stores.append((f"${array.name}", td))
         w.sem.computes_with_dtype(f"${array.name}")
         return w.sem.bind_temp(out, f"{rust_name(array.name)}_cast", ir.TileType(f"${array.name}", tile.shape),
