@@ -42,8 +42,9 @@ from ..dtypes import COMPUTED_ARRAY_DTYPES, INDEX_ARRAY_DTYPES
 from ..toolchain import SlowCompile, tileiras as cubin
 from ..builder import wheel as builder
 from ..translator import cutile_frontend, frontend, ir, recorded_launches as launches, static_import
-from ..translator.specializations import (Specialization, accepted_guesses, class_dtype, default_specialization,
-                                          of_kernel as specializations, recorded as specializations_recorded)
+from ..translator.specializations import (Specialization, accepted_guesses, class_dtype, default_combo,
+                                          default_specialization, of_kernel as specializations,
+                                          recorded as specializations_recorded)
 from ..translator.lower import lower_kernel as analyze, unstated_scalars
 from ..errors import TranslationError
 
@@ -368,7 +369,8 @@ def unsafe_blocks(generated: str, kernel: str) -> int:
 
 def built_dtypes(kirs: list[ir.KernelIR], recorded: Sequence[launches.Launch] = ()) -> dict[str, list[str]]:
     """The dtypes coverage builds each array parameter for: the one its default specialization
-    compiles at, and those its recorded launches passed (a kernel translated for one integer type
+    compiles at (a combination the launcher takes: an output stored a cast tile is no narrower
+    than the tile), and those its recorded launches passed (a kernel translated for one integer type
     alone converts it as the identity, which another type's specialization cannot compile; arrays
     of one name in several kernels of a file get each kernel's); an index array both of its
     types, as the kernel analyzed takes them (one alone would drop the flag that chooses its
@@ -376,11 +378,11 @@ def built_dtypes(kirs: list[ir.KernelIR], recorded: Sequence[launches.Launch] = 
     dtypes: dict[str, list[str]] = {}
     for kir in kirs:
         kernel_launches = launches.of_kernel(recorded, kir)
-        for c in kir.dtype_classes:
+        for c, default in zip(kir.dtype_classes, default_combo(kir)):
             index = list(c.allowed) if tuple(c.allowed) == INDEX_ARRAY_DTYPES else []
             for a in c.arrays:
                 dtypes.setdefault(a, [])
-                for d in [class_dtype(c), *index, *(l.dtype(a) for l in kernel_launches)]:
+                for d in [default, *index, *(l.dtype(a) for l in kernel_launches)]:
                     if d is not None and d not in dtypes[a]:
                         dtypes[a].append(d)
     return dtypes
