@@ -42,7 +42,8 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     owned = [ir.Eval(ir.Call(name, (ir.Var("x"),)), 6) for name in (
         module_items.owned_store(("b2", "b0", "b1"), None, tma=True, guarded=False),
         module_items.owned_store(("b1", "b0"), 2, tma=True, guarded=False),
-        module_items.owned_store(("b0", "b1", "0", "b2", "x"), None, tma=False, guarded=False))]
+        module_items.owned_store(("b0", "b1", "0", "b2", "x"), None, tma=False, guarded=False),
+        module_items.owned_store(("b1", "0"), None, tma=True, guarded=False))]
     unpadded = ir.Eval(ir.Call(module_items.unpadded_partition(True), (ir.Var("x"),)), 7)
     body = [safe, ordered, rounded, store, *scatters, *owned, unpadded]
     called = module_items.called([kernel(body, [])])
@@ -50,7 +51,8 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     assert called == {"padded_gather": True, "padded_partitions": [],
                       "gathers": [(1, 1, False, 0, True), (2, 1, True, 4, False)], "rounded": [("exp", "approx")], "hinted_stores": [(1, False, 3)],
                       "span_gathers": [(2, 1)], "span_scatters": [(3, 0)],
-                      "owned_stores": [("store_if_owned_2d_b1_b0_latency2", ("b1", "b0"), 2, True, True),
+                      "owned_stores": [("store_if_owned_2d_b1_0", ("b1", "0"), None, True, True),
+                                       ("store_if_owned_2d_b1_b0_latency2", ("b1", "b0"), 2, True, True),
                                        ("store_if_owned_5d_b0_b1_0_b2_x", ("b0", "b1", "0", "b2", "x"), None, True, True),
                                        ("store_owned_3d_b2_b0_b1", ("b2", "b0", "b1"), None, True, False)],
                       "owned_scatters": [("scatter_owned_3d_b0_x_b2_into_1d_latency1", ("b0", "x", "b2"), 1, False, 1),
@@ -85,6 +87,8 @@ def test_each_module_item_is_declared_where_a_body_calls_it_and_only_then():
     assert "const T: i32," in run and "t0: i32, t2: i32, value: Tile<E, { [T] }>," in run, run
     assert "iota(lanes) + broadcast_scalar(pid.0 * T, lanes)" in run, run
     assert "(t0 == pid.1) & (pid.0 < 2147483647i32 / T) & (t2 == pid.2)" in run, run
+    # a `0` component ties no grid axis: the first block along axes 0 and 2 stores
+    assert "(pid.0 == 0i32) & (pid.2 == 0i32)" in " ".join(function("store_if_owned_2d_b1_0").split())
     passed = " ".join(function("store_if_owned_5d_b0_b1_0_b2_x").split())
     assert "t4: i32," in passed and "[pid.0, pid.1, 0i32, pid.2, t4]" in passed, passed
     assert "(t4 >= 0i32) & (t4 < num_tiles(&tiles, 4i32))" in passed, passed

@@ -67,9 +67,15 @@ def owned_store(parts: tuple[str, ...], latency: int | None, tma: bool, guarded:
     first block along the grid axes no component is, where the index lies inside the array's
     grid of tiles, without TMA. With a latency hint (None: none), a literal as cutile's JIT takes
     it."""
-    guarded = guarded or "x" in parts or not {f"b{a}" for a in range(3)} <= set(parts)
+    guarded = guarded or "x" in parts or bool(untied_axes(parts))
     return (f"store_{'if_' if guarded else ''}owned_{len(parts)}d_{'_'.join(parts)}"
             f"{'' if latency is None else f'_latency{latency}'}{'' if tma or guarded else '_tma_off'}")
+
+
+def untied_axes(parts: tuple[str, ...]) -> list[int]:
+    """The grid axes no component of an owned store's or scatter's index is tied to (`b<axis>` or
+    `r<axis>`): only the first block along them writes."""
+    return [a for a in range(3) if f"b{a}" not in parts and f"r{a}" not in parts]
 
 
 def owned_scatter(parts: tuple[str, ...], lanes: int, masked: bool, latency: int) -> str:
@@ -123,7 +129,8 @@ _GATHER = re.compile(r"gather_(\d)d_into_(\d)d(_ordered)?(_masked)?(?:_latency(\
 _SPAN_GATHER = re.compile(r"gather_span_(\d)d(?:_latency(\d+))?$")
 _SPAN_SCATTER = re.compile(r"scatter_own_row_span_(\d)d(?:_latency(\d+))?$")
 _OWNED_STORE = re.compile(r"store_(if_)?owned_(\d)d_((?:b\d|0|x)(?:_(?:b\d|0|x))*)(?:_latency(\d+))?(_tma_off)?$")
-_OWNED_SCATTER = re.compile(r"scatter_owned_(\d)d_((?:b\d|r\d|x)(?:_(?:b\d|r\d|x))*)_into_(\d)d(_masked)?(?:_latency(\d+))?$")
+_OWNED_SCATTER = re.compile(r"scatter_owned_(\d)d_((?:b\d|r\d|x)(?:_(?:b\d|r\d|x))*)"
+                            r"_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _OWN_TILE = re.compile(r"scatter_own_tile_1d(_masked)?(?:_latency(\d+))?$")
 _OWN_ROW = re.compile(r"scatter_own_row_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")
 _FIRST_BLOCK = re.compile(r"scatter_first_block_(\d)d_into_(\d)d(_masked)?(?:_latency(\d+))?$")

@@ -41,6 +41,7 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
     undefined=jinja2.StrictUndefined,
 )
+_ENV.filters["untied_axes"] = module_items.untied_axes
 
 
 @dataclass

@@ -356,9 +356,7 @@ def _own_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, in
     first = items[0]
     row = first if first.kind == "scalar" else first.splat if first.kind == "tile" else None
     if rank == 1 and first.kind == "tile" and first.iota_offset is not None and len(first.shape) == 1:
-        n, offset = first.shape[0], first.iota_offset
-        k = _times(offset.expr, n) or _times(offset.defn, n) if offset.kind == "scalar" else None
-        row, lanes = (_known_scalar(w, k) if k is not None else None), (n,)
+        row, lanes = _run_start(w, first), first.shape
     elif rank == 1:
         lanes = (1,)
         if shape not in ((), (1,)):
@@ -399,9 +397,16 @@ def _run_axis(w: Walker, item: Value, lanes: tuple[ir.Dim, ...]) -> int | None:
     """`a` where `item` is `ct.bid(a) * T + ct.arange(T)` and the scatter's lanes are those T."""
     if item.kind != "tile" or item.iota_offset is None or len(lanes) != 1 or item.shape != lanes:
         return None
-    offset = item.iota_offset
-    k = _times(offset.expr, lanes[0]) or _times(offset.defn, lanes[0]) if offset.kind == "scalar" else None
-    return None if k is None else _known_scalar(w, k).bid_axis
+    start = _run_start(w, item)
+    return None if start is None else start.bid_axis
+
+
+def _run_start(w: Walker, item: Value) -> Value | None:
+    """`k` (with what is known of it) where the 1-D tile `item` is `k * T + ct.arange(T)`, T its
+    length: the run of lanes numbered `k`."""
+    offset, n = item.iota_offset, item.shape[0]
+    k = _times(offset.expr, n) or _times(offset.defn, n) if offset.kind == "scalar" else None
+    return None if k is None else _known_scalar(w, k)
 
 
 def _own_span_scatter(w: Walker, node: ast.Call, args: dict, array: ir.ArrayParam, indices: tuple,
