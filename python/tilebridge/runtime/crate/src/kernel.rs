@@ -560,10 +560,11 @@ fn from_cutile_error(kernel: &str, e: CutileError) -> PyErr {
 
 /// A launch the kernel's bounds proofs do not hold for (cutile's staged checks over the grid and
 /// the arrays' extents: a store at the block's own indices needs a grid no wider than the array
-/// has tiles) is a wrong argument.
+/// has tiles) is a wrong argument. A check cutile could not evaluate (an extent it did not find) is
+/// not the caller's doing: it stays cutile's error.
 fn launch_check_failed(kernel: &str, e: CutileError, grid: (u32, u32, u32)) -> PyErr {
     match e {
-        CutileError::KernelLaunch(failed) => {
+        CutileError::KernelLaunch(failed) if failed.0.starts_with("launch check failed") => {
             crate::error::argument(launch_check_message(kernel, &failed.0, grid))
         }
         other => from_cutile_error(kernel, other),
@@ -768,9 +769,6 @@ pub fn counts() -> (u64, u64, u64) {
 mod tests {
     use super::*;
 
-    /// Two arrays have one packed word exactly when cuTile Python's rule gives them one
-    /// specialization (`launch_spec`), over shapes, strides and addresses that differ in every
-    /// bit the rule reads.
     #[test]
     fn a_failed_launch_check_names_the_check_and_the_grid_not_the_generated_source() {
         let failed = "launch check failed: num_tile_blocks(0) <= ceil(extent(y, 1)/16)\n  at \
@@ -783,6 +781,9 @@ mod tests {
         );
     }
 
+    /// Two arrays have one packed word exactly when cuTile Python's rule gives them one
+    /// specialization (`launch_spec`), over shapes, strides and addresses that differ in every
+    /// bit the rule reads.
     #[test]
     fn a_packed_word_is_one_launch_spec() {
         let extents = [1, 15, 16, 48, 1000];
