@@ -761,6 +761,43 @@ def test_computed_arrays_get_a_variant_per_family_of_dtypes():
     assert "fn tile_copy_f64" not in rust and "i16" in meta.kernels["tile_copy"].dtypes["E0"]
 
 
+INTEGER_OPS_SOURCE = (
+    "import cuda.tile as ct\n\n\n@ct.kernel\n"
+    "def int_ops(a, b, c, q, T: ct.Constant[int]):\n"
+    "    x = ct.load(a, index=(ct.bid(0),), shape=(T,))\n"
+    "    y = ct.load(b, index=(ct.bid(0),), shape=(T,))\n"
+    "    ct.store(c, index=(ct.bid(0),), tile=ct.maximum(-x, y))\n"
+    "    ct.store(q, index=(ct.bid(0),), tile=ct.exp(x / y).astype(q.dtype))\n")
+
+
+def test_integers_of_any_family_compute_with_integer_operations(tmp_path):
+    """Tiles of integers at every launch, stated or a family's, negate and take maxima as integers
+    (`negi`, `maxi`: `negf` and `maxf` on integers are no Tile IR tileiras takes) and divide and
+    exponentiate in f32 as cuTile Python does; and a recorded launch at integers builds the
+    integers' variant, never the float translation (whose operations are floats')."""
+    import json
+
+    from tilebridge.translator import lower_checked, recorded_launches
+
+    (tmp_path / "int_ops.py").write_text(INTEGER_OPS_SOURCE)
+    rust = tb.translate(tmp_path / "int_ops.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"]
+    for text in (function_text(rust, "int_ops_integers"),
+                 tb.translate(tmp_path / "int_ops.py", runtime_path=RUNTIME_CRATE,
+                              dtypes={n: ["int8"] for n in "abc"}).files["src/tile_kernels.rs"]):
+        assert "negi(" in text and "maxi(" in text and "negf(" not in text and "maxf(" not in text
+        assert re.search(r"Tile<f32, \{ \[T\] \}> = convert_tile\(x\)", text), text
+    assert "maxf(" in function_text(rust, "int_ops") and "negf(" in function_text(rust, "int_ops")
+    launch = lambda dtype: {"file": "int_ops.py", "kernel": "int_ops", "hints": {}, "args": {  # noqa: E731
+        **{n: {"dtype": dtype, "shape": [256], "strides": [1]} for n in "abcq"}, "T": 64}}
+    log = tmp_path / "launches.jsonl"
+    log.write_text("\n".join(json.dumps(launch(d)) for d in ("int32", "float16")) + "\n")
+    kernels = {k.name: k for k in lower_checked(frontend.load_all(tmp_path / "int_ops.py")[0], None, False,
+                                                recorded_launches.read([log]))}
+    assert [s.generics[0] for s in kernels["int_ops"].shipments] == ["f16"]
+    assert [s.generics[0] for s in kernels["int_ops_integers"].shipments] == ["i32"]
+    assert "i32" not in kernels["int_ops"].dtype_classes[0].allowed
+
+
 def test_int64_literals_beyond_int32_are_built_from_pieces():
     """cutile 0.5.0's JIT parses every integer literal as an i32: an i64 beyond that range is a sum
     of products of i32-sized literals, whatever its value (the type's extremes included)."""

@@ -354,6 +354,9 @@ class DTypeClass:
     # The kernel only moves these arrays' values (`KernelState.default_dtypes`): their dtype meets
     # no other class's in a promotion, so it varies independently of every other class.
     moved: bool = False
+    # The kernel computes with these arrays' values (arithmetic, comparisons, reductions) or uses
+    # them as integers: its operations are chosen by their kind, float or integer.
+    computed: bool = False
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from . import ir
 from ..errors import TranslationError
-from ..dtypes import from_torch
+from ..dtypes import DTYPES, from_torch
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,16 @@ def distill(launches: Iterable[Launch], source: str) -> str:
 
 
 def of_kernel(launches: Iterable[Launch], kernel: ir.KernelIR) -> list[Launch]:
-    """The launches of `kernel`: same file, same name, same parameter names."""
+    """The launches of `kernel`: same file, same name (its launcher's, for a variant), same
+    parameter names."""
     names = {p.name for p in kernel.params}
-    return [l for l in launches if (l.file, l.kernel) == (kernel.file, kernel.name) and set(l.args) == names]
+    return [l for l in launches if (l.file, l.kernel) == (kernel.file, kernel.public or kernel.name)
+            and set(l.args) == names]
+
+
+def taken_by(kernel: ir.KernelIR, launches: Iterable[Launch]) -> list[Launch]:
+    """The launches of `kernel` whose dtypes its launcher takes."""
+    return [l for l in of_kernel(launches, kernel) if any(map(kernel.takes, dtype_combos(kernel, [l])))]
 
 
 def dtype_combos(kernel: ir.KernelIR, launches: Iterable[Launch]) -> list[tuple[str, ...]]:
@@ -101,12 +108,28 @@ def dtype_combos(kernel: ir.KernelIR, launches: Iterable[Launch]) -> list[tuple[
 MAX_LISTED_COMBOS = 81
 
 
+def _computed_alike(kernel: ir.KernelIR, c: ir.DTypeClass, dtype: str) -> bool:
+    """Whether the translation of class `c` computes at `dtype` what it computes at the dtypes it
+    was translated for: any dtype for arrays it does not compute with; for those, another float
+    where those are floats (the float operations are the same), else none (an integer's operations
+    are chosen by its kind, `Integers.int_tile`, and cutile computes with no 8- or 16-bit one), and
+    none for a family's variant (an f64 one's literals are f64): other dtypes are the families' to
+    take, `translator.FAMILIES`."""
+    kinds = {DTYPES[d].python_scalar for d in c.allowed if d in DTYPES}
+    if not c.computed or len(kinds) != 1:
+        return True
+    return dtype in c.allowed or (not kernel.family and kinds == {"float"} and dtype in DTYPES
+                                  and DTYPES[dtype].python_scalar == "float")
+
+
 def cover(kernel: ir.KernelIR, launches: Iterable[Launch]) -> None:
     """Makes `kernel`'s launcher take the dtype combinations its recorded launches used, besides
-    the ones it takes anyway: listed one by one where they number at most MAX_LISTED_COMBOS, else
+    the ones it takes anyway, where its translation computes at them what it computes at its own
+    (`_computed_alike`): listed one by one where they number at most MAX_LISTED_COMBOS, else
     each class widened by the dtypes recorded for it (every combination of those is checked
     against cuTile Python class by class, `oracle.covering`)."""
-    recorded = dtype_combos(kernel, launches)
+    recorded = [combo for combo in dtype_combos(kernel, launches)
+                if all(_computed_alike(kernel, c, d) for c, d in zip(kernel.dtype_classes, combo))]
     if not recorded or all(kernel.takes(c) for c in recorded):
         return
     if kernel.combo_count() > ir.MAX_ENUMERATED_COMBOS:  # moved arrays' dtypes: widened, not listed

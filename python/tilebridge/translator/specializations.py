@@ -136,8 +136,11 @@ def recorded_specialization(kir, launch: launches.Launch) -> Specialization | st
     for c in kir.dtype_classes:
         if len({args[a][1] for a in c.arrays}) != 1:
             return f"the arrays {', '.join(c.arrays)} have different dtypes"
-    if not kir.admits(tuple(args[c.arrays[0]][1] for c in kir.dtype_classes)):
+    combo = tuple(args[c.arrays[0]][1] for c in kir.dtype_classes)
+    if not kir.admits(combo):
         return "cuTile Python does not promote its arrays' dtypes together (f16 with bf16, or into a narrower array)"
+    if not kir.takes(combo):
+        return f"the launcher does not take these dtypes ({', '.join(combo)})"
     why = launcher_refusal(kir, {c.name: args[c.name][1] for c in kir.consts})
     return why if why else specialization(kir, args)
 

@@ -125,10 +125,15 @@ class Integers:
         return (pinned in dtypes.DTYPES and dtypes.DTYPES[pinned].is_integer) or self.index_class(dtype)
 
     def int_tile(self, dtype: str) -> bool:
-        """Whether tiles of `dtype` hold i32 or i64 integers: a concrete one, an index array's, or an
-        array's that is one of them at every launch (`state.pinned`)."""
-        return (self.state.union.find(dtype) in ("i32", "i64") or self.index_class(dtype)
-                or self.state.pinned(dtype) in ("i32", "i64"))
+        """Whether tiles of `dtype` hold integers at every launch, of any width: an integer dtype, an
+        index array's, or an array's whose every dtype at launch is an integer (one stated, or a
+        family's: `translator.FAMILIES`). The integer operations (`negi`, `maxi`, `absi`, integers
+        to f32 for `/` and the float functions) are chosen by it: a float one on integers is no
+        Tile IR tileiras takes."""
+        if self.index_class(dtype):
+            return True
+        can_be = self.state.at_launch(dtype)
+        return bool(can_be) and all(d in dtypes.DTYPES and dtypes.DTYPES[d].is_integer for d in can_be)
 
     def index_class(self, dtype: str) -> bool:
         """Whether `dtype` is the dtype of an index array (see `integer`), without making it one."""

@@ -490,7 +490,8 @@ def dtype_classes(state: KernelState) -> tuple[list[ir.DTypeClass], dict[str, st
         # Always numbered: cutile's kernel compiler resolves an unannotated `E` in its own generic
         # signatures (e.g. `broadcast_scalar<E, S>`) to a kernel type parameter of that name.
         rust = f"E{i}"
-        classes.append(ir.DTypeClass(rust, members, state.allowed_dtypes(members), moved=state.moved(members)))
+        classes.append(ir.DTypeClass(rust, members, state.allowed_dtypes(members), moved=state.moved(members),
+                                     computed=bool(set(members) & (state.int_arrays | state.computed))))
         names.update({f"${m}": rust for m in members})
     return classes, DTypeResolver(names, state.union)
 
