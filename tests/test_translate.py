@@ -798,6 +798,19 @@ def test_integers_of_any_family_compute_with_integer_operations(tmp_path):
     assert "i32" not in kernels["int_ops"].dtype_classes[0].allowed
 
 
+def test_an_integer_literal_with_integers_of_every_width_is_exact(tmp_path):
+    """The integers' variant makes a literal as a float converted to the launch's integer type: in
+    f32 where that holds it exactly (up to 2**24), else in f64 (16777217 in f32 is 16777216)."""
+    (tmp_path / "big.py").write_text(
+        "import cuda.tile as ct\n\n\n@ct.kernel\ndef plus(a, c, T: ct.Constant[int]):\n"
+        "    x = ct.load(a, index=(ct.bid(0),), shape=(T,))\n"
+        "    ct.store(c, index=(ct.bid(0),), tile=x + 16777217 + 16777216 + 3)\n")
+    text = function_text(tb.translate(tmp_path / "big.py", runtime_path=RUNTIME_CRATE).files["src/tile_kernels.rs"],
+                         "plus_integers")
+    assert "broadcast_scalar(16777217.0f64, " in text and "broadcast_scalar(16777216.0f32, " in text
+    assert "broadcast_scalar(3.0f32, " in text
+
+
 def test_int64_literals_beyond_int32_are_built_from_pieces():
     """cutile 0.5.0's JIT parses every integer literal as an i32: an i64 beyond that range is a sum
     of products of i32-sized literals, whatever its value (the type's extremes included)."""

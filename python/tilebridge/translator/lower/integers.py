@@ -118,12 +118,6 @@ class Integers:
                                    "zero padding)")
         self.state.narrow(root, lambda d: d in dtypes.CONSTANT_DTYPES)
 
-    def holds_integers(self, dtype: str) -> bool:
-        """Whether tiles of `dtype` hold integers of any width: an integer dtype (or an array's, where it
-        has one dtype at every launch), or an index array's."""
-        pinned = self.state.pinned(dtype)
-        return (pinned in dtypes.DTYPES and dtypes.DTYPES[pinned].is_integer) or self.index_class(dtype)
-
     def int_tile(self, dtype: str) -> bool:
         """Whether tiles of `dtype` hold integers at every launch, of any width: an integer dtype, an
         index array's, or an array's whose every dtype at launch is an integer (one stated, or a

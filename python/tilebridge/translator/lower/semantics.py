@@ -220,7 +220,7 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
         self.narrow_conversion(val, dtype)
         if self.state.union.find(dtype) in ("i32", "i64"):
             self.integer(val.dtype)  # an array's values taken as integers
-        if self.holds_integers(val.dtype) and self.holds_integers(dtype):
+        if self.int_tile(val.dtype) and self.int_tile(dtype):
             have, want = self.state.pinned(val.dtype), self.state.pinned(dtype)
             if (have is not None and have == want) or (have in dtypes.DTYPES and want in dtypes.DTYPES):
                 return self.integers_as(val, have, dtype, want, out, hint)
@@ -249,6 +249,13 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
                 pinned if pinned in wide_ints or pinned == "f64" else "i32" if self.index_class(dtype) else "f32")
             if concrete in ("f16", "bf16", "tf32"):
                 concrete = "f32"
+            if concrete == "f32" and type(val.py) is int and self.int_tile(dtype):
+                # integers of a family's class (an integer of each width at launch): a float literal
+                # converted, exact in f32 up to 2**24 and in f64 up to 2**53
+                concrete = next((f for f, bits in (("f32", 24), ("f64", 53)) if exact_in(val.py, bits)), None)
+                if concrete is None:
+                    raise self.error(node, f"{val.py} as a constant of integers of every width is not supported "
+                                           "(beyond 2**53); state the arrays' dtype (--dtype)")
             if concrete in FLOAT_RANK:
                 lit = float_literal(constant_value(val.py, concrete), concrete)
             else:
@@ -268,7 +275,7 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
                 tile_is_float = dtype in FLOAT_RANK or self.generic(dtype)
                 if not tile_is_float and self.state.survey and self.state.union.find(val.dtype).startswith("$"):
                     self.integer(val.dtype)  # an array's value (`.item()`) with an integer tile
-                elif not tile_is_float and not (self.holds_integers(val.dtype) and self.holds_integers(dtype)):
+                elif not tile_is_float and not (self.int_tile(val.dtype) and self.int_tile(dtype)):
                     # a float scalar with an integer tile (an integer one is converted: `convert`)
                     raise self.error(node, f"a {val.dtype} scalar cannot combine with a {dtype} tile")
                 return self.convert(self.named(tile, out, hint), dtype, out, hint)
@@ -677,7 +684,7 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
         (a parameter, a block id, a value computed from them) is a 0-d tile of its own dtype: an
         integer one takes the dtype of a float tile, a float one makes an integer tile float, and
         two floats or two integers promote (an f16 tile times a float parameter is f32)."""
-        if other.kind == "const" and isinstance(other.py, float) and self.holds_integers(tile):
+        if other.kind == "const" and isinstance(other.py, float) and self.int_tile(tile):
             return "f32"  # a float number beside integers: the float category wins, as f32
         if other.kind != "scalar" or other.weak:
             return tile
@@ -718,3 +725,9 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
             zero = ir.Lit("0.0f32") if val.dtype == "f32" else ir.Lit(f"0{val.dtype}")
             return Value("scalar", val.type, ir.Binary("-", zero, val.expr))
         raise self.error(node, f"cannot negate a {val.kind}")
+
+
+def exact_in(value: int, bits: int) -> bool:
+    """Whether a float of `bits` significand bits holds the integer `value` exactly."""
+    n = abs(value)
+    return n.bit_length() <= bits or n % (1 << (n.bit_length() - bits)) == 0
