@@ -798,6 +798,22 @@ def test_integers_of_any_family_compute_with_integer_operations(tmp_path):
     assert "i32" not in kernels["int_ops"].dtype_classes[0].allowed
 
 
+def test_a_reduction_or_scan_of_8_bit_integers_is_refused(tmp_path):
+    """cutile 0.5.0 makes no 8-bit constant ("Unsupported constant type i8 zero" at the first
+    launch), and reduces and scans from one: arrays stated so are refused at translation."""
+    for call, what in (("ct.sum(x, axis=0, keepdims=True)", "a reduction's identity"),
+                       ("ct.max(x, axis=0, keepdims=True)", "a reduction's identity"),
+                       ("ct.cumsum(x, axis=0)", "a scan's zero")):
+        (tmp_path / "r.py").write_text(
+            "import cuda.tile as ct\n\n\n@ct.kernel\ndef r(a, c, T: ct.Constant[int]):\n"
+            "    x = ct.load(a, index=(0,), shape=(T,))\n"
+            f"    ct.store(c, index=(0,), tile={call})\n")
+        with pytest.raises(tb.TranslationError, match=rf"r.py:7:\d+: cutile 0.5.0 makes no constant of i8, which "
+                                                      rf"this kernel needs \({what}\)"):
+            tb.translate(tmp_path / "r.py", runtime_path=RUNTIME_CRATE, dtypes={"a": ["int8"], "c": ["int8"]})
+        tb.translate(tmp_path / "r.py", runtime_path=RUNTIME_CRATE, dtypes={"a": ["int32"], "c": ["int32"]})
+
+
 def test_an_integer_literal_with_integers_of_every_width_is_exact(tmp_path):
     """The integers' variant makes a literal as a float converted to the launch's integer type: in
     f32 where that holds it exactly (up to 2**24), else in f64 (16777217 in f32 is 16777216)."""

@@ -148,10 +148,10 @@ def lower_checked(src: frontend.KernelSource, dtypes: Mapping[str, Sequence[Any]
 # The families of dtypes a kernel is translated for once more, where the arrays it computes with
 # take f32, f16 and bf16 as translated (the translation's rules for them are those of these
 # floats): f64, and the integers cutile 0.5.0's JIT both computes with and makes constants of (its
-# binary operations take no 16-bit integer; its reductions and paddings need 8-bit constants it
-# cannot make, "Unsupported constant type i8 zero"). Its launcher picks the translation by the
-# dtypes launched. Each entry: a family, and the dtype lists to try for it, the first that
-# translates taken.
+# binary operations take no 16-bit integer, "Binary operation is not implemented"; it makes no
+# 8-bit constant, "Unsupported constant type i8 zero", which a reduction, a scan or a zero padding
+# needs). The launcher picks the translation by the dtypes launched. Each entry: a family, and the
+# dtype lists to try for it, the first that translates taken.
 FAMILIES = (("f64", (("f64",),)), ("integers", (("i32", "i64", "u32", "u64"),)))
 
 

@@ -104,7 +104,7 @@ class Integers:
         kept = self.bind_temp(out, f"{hint}_low", ir.TileType(have, val.shape), low)
         return self.bind_temp(out, hint, ir.TileType(dtype, val.shape), ir.Call("trunci", (kept.expr, ir.Lit(flag))))
 
-    def needs_constants(self, dtype: str, node: ast.AST) -> None:
+    def needs_constants(self, dtype: str, node: ast.AST, why: str = "a zero padding") -> None:
         """Notes that the kernel makes Tile IR constants of `dtype`: an array's dtype class is narrowed
         to the dtypes cutile makes constants of (`dtypes.CONSTANT_DTYPES`); one stated otherwise is
         refused."""
@@ -114,8 +114,7 @@ class Integers:
         if (not root.startswith("$") and root in dtypes.DTYPES and root not in dtypes.CONSTANT_DTYPES) or \
                 stated - set(dtypes.CONSTANT_DTYPES):
             bad = root if not root.startswith("$") else ", ".join(sorted(stated - set(dtypes.CONSTANT_DTYPES)))
-            raise self.error(node, f"cutile 0.5.0 makes no constant of {bad}, which this kernel needs (a "
-                                   "zero padding)")
+            raise self.error(node, f"cutile 0.5.0 makes no constant of {bad}, which this kernel needs ({why})")
         self.state.narrow(root, lambda d: d in dtypes.CONSTANT_DTYPES)
 
     def int_tile(self, dtype: str) -> bool:

@@ -324,6 +324,8 @@ def _is_none(node: ast.expr) -> bool:
 def _reduce(w: Walker, node: ast.Call, func: str, out, hint) -> Value:
     args = w.call_args(node, ["x", "axis", "keepdims"], 1)
     x = w.tile_arg(args["x"], out, hint)
+    if w.state.union.find(x.dtype).startswith("$"):  # an array's dtype: cutile reduces from its identity
+        w.sem.needs_constants(x.dtype, node, "a reduction's identity")
     rank = len(x.shape)
     given = args.get("axis")
     axis_val = Value("const", py=None) if given is None or _is_none(given) else w.expr(given, out)
@@ -557,6 +559,8 @@ def ct_cumsum(w: Walker, node: ast.Call, out, hint) -> Value:
     dtype = w.state.union.find(x.dtype)
     if dtype == "bool":
         raise w.error(node, "ct.cumsum of a bool tile is not supported yet")
+    if dtype.startswith("$"):
+        w.sem.needs_constants(x.dtype, node, "a scan's zero")
     zero = ir.Lit(f"0{dtype}") if dtype in ("i32", "i64") else float_literal(0.0, dtype) if dtype in (
         "f32", "f64") else w.sem.bind_temp(out, f"{hint}_zero", ir.ScalarType(x.dtype),
                                            ir.Call("convert_scalar", (float_literal(0.0),))).expr
