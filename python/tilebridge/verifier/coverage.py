@@ -323,7 +323,7 @@ def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow
         dtypes = built_dtypes([kir for _, _, kir in translated], recorded)
         dtypes.update({p: ds for p, ds in scalars.items() if p not in dtypes})
         # A kernel with index arrays analyzed as built (`_as_built`)
-        translated = [(row, k, _as_built(k, kir, dtypes, scalars)) for row, k, kir in translated]
+        translated = [(row, k, _as_built(k, kir, dtypes, scalars, recorded)) for row, k, kir in translated]
         try:
             # Built unoptimized and never installed: coverage compiles kernels, it never launches them.
             ext = builder.build([k for _, k, _ in translated], module=module, dtypes=dtypes, quiet=quiet,
@@ -347,12 +347,18 @@ def _build_all(target, pool, quiet, files, recorded, progress, cubin_limit, slow
     return report, waiting
 
 
-def _as_built(k, kir: ir.KernelIR, dtypes: dict[str, list[str]], scalars: dict[str, list[str]]) -> ir.KernelIR:
-    """`kir`, or, where it has an index array, the kernel lowered with the dtypes the file's crate
-    is built for: whether an index array's conversions are chosen by a flag (`IDS_IS_I64`) or go
-    through f64 depends on the dtypes stated for it (another kernel of the file may take it as
-    floats), and what coverage compiles must be the built kernel, generic for generic."""
-    if not any(tuple(c.allowed) == INDEX_ARRAY_DTYPES for c in kir.dtype_classes):
+def _as_built(k, kir: ir.KernelIR, dtypes: dict[str, list[str]], scalars: dict[str, list[str]],
+              recorded: Sequence[launches.Launch]) -> ir.KernelIR:
+    """`kir`, or, where it has an index array or a recorded launch passed an array a dtype its
+    translation does not take, the kernel lowered with the dtypes the file's crate is built for:
+    whether an index array's conversions are chosen by a flag (`IDS_IS_I64`) or go through f64
+    depends on the dtypes stated for it (another kernel of the file may take it as floats); a
+    recorded int32 array of a kernel computing with floats is the integers' variant's to take
+    (`recorded_launches.cover`), which a crate built for stated dtypes has not; and what coverage
+    compiles must be the built kernel, generic for generic."""
+    beyond = any(l.dtype(a) not in (None, *c.allowed) for l in launches.of_kernel(recorded, kir)
+                 for c in kir.dtype_classes for a in c.arrays)
+    if not beyond and not any(tuple(c.allowed) == INDEX_ARRAY_DTYPES for c in kir.dtype_classes):
         return kir
     return analyze(frontend.load(k), {**scalars, **{a: dtypes[a] for c in kir.dtype_classes for a in c.arrays}})
 
