@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from . import ir
 from ..errors import TranslationError
-from ..dtypes import DTYPES, from_torch
+from ..dtypes import DTYPES, FLOAT_RANK, from_torch
 
 
 @dataclass(frozen=True)
@@ -111,15 +111,15 @@ MAX_LISTED_COMBOS = 81
 def _computed_alike(kernel: ir.KernelIR, c: ir.DTypeClass, dtype: str) -> bool:
     """Whether the translation of class `c` computes at `dtype` what it computes at the dtypes it
     was translated for: any dtype for arrays it does not compute with; for those, another float
-    where those are floats (the float operations are the same), else none (an integer's operations
+    that computes (`FLOAT_RANK`: not fp8) where those are floats (the float operations are the
+    same), else none (an integer's operations
     are chosen by its kind, `Integers.int_tile`, and cutile computes with no 8- or 16-bit one), and
     none for a family's variant (an f64 one's literals are f64): other dtypes are the families' to
     take, `translator.FAMILIES`."""
     kinds = {DTYPES[d].python_scalar for d in c.allowed if d in DTYPES}
     if not c.computed or len(kinds) != 1:
         return True
-    return dtype in c.allowed or (not kernel.family and kinds == {"float"} and dtype in DTYPES
-                                  and DTYPES[dtype].python_scalar == "float")
+    return dtype in c.allowed or (not kernel.family and kinds == {"float"} and dtype in FLOAT_RANK)
 
 
 def cover(kernel: ir.KernelIR, launches: Iterable[Launch]) -> None:

@@ -377,8 +377,7 @@ class Semantics(Promotions, Integers, DTypeTests, Products):
             # an array's float dtype with a concrete one (an f16 tile, an i32 count): their
             # promotion at each launch, as cuTile Python's (the survey goes on with the array's)
             return generic if self.state.survey else self.promotion(classes | {concrete})
-        if promote and concrete in dtypes.DTYPES and dtypes.DTYPES[concrete].python_scalar == "float" and \
-                self.int_tile(generic):
+        if promote and concrete in FLOAT_RANK and self.int_tile(generic):
             # integers of an array's dtype (an integer family's) with a float: the float, as cuTile
             # Python promotes an integer with a float
             return concrete
